@@ -1,0 +1,201 @@
+"""Command line: parses kubectl-style flags anywhere, runs a command, prints the report; decides nothing itself."""
+from __future__ import annotations
+
+import os
+import sys
+
+import click
+
+from . import __version__
+from .exitcodes import Exit
+
+OUTPUTS = ("text", "json", "yaml")
+CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
+
+
+def _common(f):
+    """The contract's flags, accepted before or after the subcommand (kubectl passes everything through)."""
+    opts = [
+        click.option("--kubeconfig", metavar="PATH", help="Path to the kubeconfig file (else KUBECONFIG, ~/.kube/config, in-cluster)."),
+        click.option("--context", metavar="NAME", help="The kubeconfig context to use."),
+        click.option("--cluster", metavar="NAME", help="The kubeconfig cluster to use."),
+        click.option("--user", metavar="NAME", help="The kubeconfig user to use."),
+        click.option("-n", "--namespace", metavar="NS", help="Namespace of the pod (beats the context's namespace)."),
+        click.option("-A", "--all-namespaces", is_flag=True, default=False, help="Across all namespaces (scan)."),
+        click.option("--request-timeout", metavar="DURATION", default=None, help="Timeout of each API request (e.g. 10s, 1m). Default 10s."),
+        click.option("-o", "--output", type=click.Choice(OUTPUTS), default=None, help="Output format. Default text."),
+        click.option("--color", type=click.Choice(("auto", "always", "never")), default=None, help="Color the text report. Default auto (NO_COLOR, FORCE_COLOR, tty)."),
+        click.option("--from", "source", metavar="PATH", help="Diagnose saved files instead of the cluster: a bundle dir or .tgz, a `kubectl get -o yaml|json` file, or a `cluster-info dump` dir."),
+        click.option("--tail", type=click.IntRange(1, 10000), default=None, help="Log lines read per container. Default 80."),
+        click.option("--ignore", metavar="ID", multiple=True, help="Skip a rule (repeatable)."),
+        click.option("-v", "--verbose", is_flag=True, default=False, help="Show passed and not-applicable checks too."),
+    ]
+    for opt in reversed(opts):
+        f = opt(f)
+    return f
+
+
+class DefaultGroup(click.Group):
+    """`kubectl gpudoctor <pod>` means `kubectl gpudoctor pod <pod>`."""
+
+    def resolve_command(self, ctx, args):
+        if args and args[0] not in self.commands and not args[0].startswith("-"):
+            return "pod", self.commands["pod"], args
+        return super().resolve_command(ctx, args)
+
+
+def _version(ctx, _param, value):
+    if value and not ctx.resilient_parsing:
+        click.echo(f"kubectl-gpudoctor {__version__}")
+        ctx.exit(0)
+
+
+@click.group(cls=DefaultGroup, context_settings=CONTEXT, invoke_without_command=True)
+@click.option("--version", is_flag=True, expose_value=False, is_eager=True, callback=_version, help="Print the version.")
+@_common
+@click.pass_context
+def main_group(ctx, **flags):
+    """Tell why a GPU pod (or node) is stuck and what exactly to change.
+
+    \b
+      kubectl gpudoctor <pod> [-n NS]       diagnose a pod
+      kubectl gpudoctor node <node>         can this node run GPU pods?
+      kubectl gpudoctor rules               the rule catalogue
+      kubectl gpudoctor --from DIR          diagnose a saved bundle (no cluster)
+
+    Exit codes: 0 no critical finding, 1 problem diagnosed, 2 usage error or bad input,
+    3 could not diagnose (cluster unreachable, unauthorized, timeout), 130 interrupted.
+    """
+    ctx.obj = flags
+    if ctx.invoked_subcommand is None:
+        if flags.get("source"):
+            ctx.exit(_diagnose(ctx, "pod", None, flags))
+        click.echo(ctx.get_help())
+
+
+@main_group.command(context_settings=CONTEXT)
+@click.argument("pod_name", metavar="POD", required=False)
+@_common
+@click.pass_context
+def pod(ctx, pod_name, **flags):
+    """Diagnose a pod: why it is Pending, not starting, crashing, evicted or cut off."""
+    merged = _merge(ctx, flags)
+    if not pod_name and not merged.get("source"):
+        raise click.UsageError("a pod name is required (or --from PATH)")
+    ctx.exit(_diagnose(ctx, "pod", pod_name, merged))
+
+
+@main_group.command(context_settings=CONTEXT)
+@click.argument("node_name", metavar="NODE", required=False)
+@_common
+@click.pass_context
+def node(ctx, node_name, **flags):
+    """Diagnose a node: can it run GPU pods (device plugin, GPU operator, MIG, health)?"""
+    merged = _merge(ctx, flags)
+    if not node_name and not merged.get("source"):
+        raise click.UsageError("a node name is required (or --from PATH)")
+    ctx.exit(_diagnose(ctx, "node", node_name, merged))
+
+
+@main_group.command(context_settings=CONTEXT)
+@click.option("-o", "--output", type=click.Choice(OUTPUTS), default=None, help="Output format.")
+@click.pass_context
+def rules(ctx, output):
+    """List the rule catalogue (id, phase, severity, title)."""
+    from .runner import rule_rows
+    output = output or (ctx.obj or {}).get("output") or "text"
+    rows = rule_rows()
+    if output == "text":
+        from tabulate import tabulate
+        click.echo(tabulate([list(r.values()) for r in rows], headers=["ID", "PHASE", "SEVERITY", "TITLE"], tablefmt="plain"))
+    else:
+        from .render import structured
+        doc = {"apiVersion": "gpudoctor/v1", "kind": "RuleList", "items": rows}
+        click.echo(structured.to_json(doc) if output == "json" else structured.to_yaml(doc), nl=False)
+
+
+@main_group.command(context_settings=CONTEXT)
+def version():
+    """Print the version."""
+    click.echo(f"kubectl-gpudoctor {__version__}")
+
+
+def _merge(ctx, flags) -> dict:
+    """Subcommand flags win; flags given before the subcommand fill the rest."""
+    parent = dict((ctx.parent.obj or {}) if ctx.parent else {})
+    for key, value in flags.items():
+        if value not in (None, False, ()):
+            parent[key] = value
+        else:
+            parent.setdefault(key, value)
+    return parent
+
+
+def _options(flags: dict):
+    from .collect.kubeconfig import ConnOptions
+    from .rules import RULES
+    from .runner import Options
+    from .timeutil import parse_duration
+
+    unknown = [i for i in flags.get("ignore") or () if i not in RULES]
+    if unknown:
+        raise click.UsageError(f"--ignore {unknown[0]}: no such rule (see `kubectl gpudoctor rules`)")
+    try:
+        timeout = parse_duration(flags.get("request_timeout") or "10s")
+    except ValueError as exc:
+        raise click.UsageError(f"--request-timeout: {exc}")
+    conn = ConnOptions(kubeconfig=flags.get("kubeconfig"), context=flags.get("context"), cluster=flags.get("cluster"),
+                       user=flags.get("user"), namespace=flags.get("namespace"), request_timeout=timeout or None)
+    return Options(conn=conn, output=flags.get("output") or "text", color=flags.get("color") or "auto",
+                   source=flags.get("source"), tail=flags.get("tail") or 80, ignore=tuple(flags.get("ignore") or ()),
+                   verbose=bool(flags.get("verbose")))
+
+
+def _diagnose(ctx, what: str, target, flags) -> int:
+    from . import runner
+    from .render import render
+    from .render.style import want_color
+
+    opts = _options(flags)
+    diag = runner.pod_diagnosis(opts, target) if what == "pod" else runner.node_diagnosis(opts, target)
+    color = want_color(opts.color, opts.output, sys.stdout.isatty())
+    if color:
+        import colorama
+        colorama.just_fix_windows_console()
+    click.echo(render(diag, opts.output, color=color, verbose=opts.verbose), nl=False)
+    return int(diag.exit_code)
+
+
+def main(argv=None) -> None:
+    """Entry point: one line on stderr and the contract's exit code for every failure, never a traceback."""
+    try:
+        code = main_group.main(args=argv, prog_name="kubectl gpudoctor", standalone_mode=False)
+    except click.exceptions.Exit as exc:
+        code = exc.exit_code
+    except click.UsageError as exc:
+        _fail(f"{exc.format_message()} (see 'kubectl gpudoctor --help')")
+        code = Exit.USAGE
+    except click.Abort:
+        code = Exit.INTERRUPTED
+    except KeyboardInterrupt:
+        _fail("interrupted")
+        code = Exit.INTERRUPTED
+    except BrokenPipeError:
+        sys.stderr.close()  # the reader went away (| head): not an error worth a message
+        code = Exit.OK
+    except Exception as exc:  # noqa: BLE001 — the last line of defence for a one-line error
+        from .runner import classify
+        known = classify(exc)
+        if os.environ.get("GPUDOCTOR_DEBUG") or (known is None and os.environ.get("GPUDOCTOR_STRICT")):
+            raise
+        if known:
+            code, message = int(known[0]), known[1]
+        else:
+            code, message = Exit.UNDIAGNOSABLE, f"internal error: {type(exc).__name__}: {exc} (set GPUDOCTOR_DEBUG=1 for details)"
+        _fail(message)
+    sys.exit(int(code) if isinstance(code, int) else int(Exit.OK))
+
+
+def _fail(message: str) -> None:
+    from .sanitize import inert
+    click.echo(f"error: {inert(message, False)}", err=True)

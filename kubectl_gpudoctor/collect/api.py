@@ -1,0 +1,133 @@
+"""Raw read-only GETs through the client's ApiClient (JSON bodies as plain dicts), run in a bounded pool."""
+from __future__ import annotations
+
+import json
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Callable, Dict, List, Optional, Tuple
+
+from ..evidence import Evidence, Gap
+
+METADATA_ONLY = "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json"
+POOL_SIZE = 8
+
+
+class ClusterError(Exception):
+    """The cluster cannot answer for the target itself: unreachable, unauthorized, forbidden, timeout (exit 3)."""
+
+
+class TargetNotFound(Exception):
+    """The target does not exist (exit 2)."""
+
+
+@dataclass
+class Response:
+    status: int                 # HTTP status; 0 when no response arrived
+    body: object = None         # parsed JSON, or text for logs
+    reason: str = ""            # forbidden | unauthorized | timeout | error | not-found | ok
+    message: str = ""
+
+
+@dataclass
+class Request:
+    """One GET and where its answer goes in the evidence."""
+    source: str                        # RBAC resource, e.g. "pods/log"
+    verb: str                          # "get" | "list" (for gap messages)
+    path: str
+    query: Dict[str, str] = field(default_factory=dict)
+    kind: Optional[str] = None         # kind of the returned object(s)
+    accept: str = "application/json"
+    log_key: Optional[Tuple[str, str, str, bool]] = None
+    optional_api: bool = False         # a 404 on a list means the API (CRD) is not installed
+    then: Optional[Callable] = None    # called with (Response) after it is stored
+
+
+class Api:
+    def __init__(self, client, timeout: float):
+        self.client = client
+        self.timeout = timeout
+
+    def get(self, path: str, query: Optional[Dict[str, str]] = None, accept: str = "application/json",
+            text: bool = False) -> Response:
+        import urllib3
+        from kubernetes.client.exceptions import ApiException
+
+        try:
+            method, url, headers, _, _ = self.client.param_serialize(
+                "GET", path, query_params=list((query or {}).items()), header_params={"Accept": accept},
+                auth_settings=["BearerToken"])
+            resp = self.client.call_api(method, url, header_params=headers, _request_timeout=self.timeout)
+            raw = resp.read() or b""
+        except (urllib3.exceptions.TimeoutError, TimeoutError):
+            return Response(0, reason="timeout", message=f"no answer within {self.timeout:g}s")
+        except urllib3.exceptions.HTTPError as exc:
+            return Response(0, reason="unreachable", message=_reason(exc))
+        except ApiException as exc:
+            return Response(exc.status or 0, reason="unreachable", message=_one_line(exc.reason or str(exc)))
+        except OSError as exc:
+            return Response(0, reason="unreachable", message=_one_line(str(exc)))
+        body_text = raw.decode("utf-8", errors="replace")
+        if 200 <= resp.status < 300:
+            return Response(resp.status, body_text if text else _json(body_text), "ok")
+        status_doc = _json(body_text) if body_text.lstrip().startswith("{") else {}
+        message = (status_doc or {}).get("message") or body_text.strip()[:300] or f"HTTP {resp.status}"
+        reason = {401: "unauthorized", 403: "forbidden", 404: "not-found", 504: "timeout"}.get(resp.status, "error")
+        return Response(resp.status, status_doc, reason, _one_line(message))
+
+    def run(self, requests: List[Request], ev: Evidence) -> None:
+        """Run requests in parallel; store each answer as objects, logs, absence or a gap."""
+        if not requests:
+            return
+        with ThreadPoolExecutor(max_workers=min(POOL_SIZE, len(requests))) as pool:
+            answers = list(pool.map(self._fetch, requests))
+        for req, resp in zip(requests, answers):
+            store(ev, req, resp)
+            if req.then:
+                req.then(resp)
+
+    def _fetch(self, req: Request) -> Response:
+        return self.get(req.path, req.query, req.accept, text=req.log_key is not None)
+
+
+def store(ev: Evidence, req: Request, resp: Response) -> None:
+    if resp.reason == "ok":
+        ev.mark_read(req.source)
+        if req.log_key is not None:
+            ev.logs[req.log_key] = resp.body or ""
+        elif isinstance(resp.body, dict) and "items" in resp.body:
+            ev.add_all(resp.body["items"], req.kind)
+        elif isinstance(resp.body, dict):
+            ev.add(resp.body, req.kind)
+    elif resp.reason == "not-found":
+        if req.log_key is not None or req.verb == "list":
+            # a 404 on a list: the API group is not served (CRD not installed) — nothing of that kind exists
+            ev.mark_read(req.source)
+        else:
+            ev.mark_read(req.source)
+            ev.mark_absent(req.kind or "", req.path.rsplit("/", 1)[-1], _namespace_of(req.path), resp.message)
+    elif req.log_key is not None and resp.status == 400:
+        ev.mark_read(req.source)   # "previous terminated container … not found": no such log, not a gap
+    else:
+        ev.add_gap(Gap(req.source, resp.reason if resp.reason != "unreachable" else "error", resp.message, req.verb))
+
+
+def _namespace_of(path: str) -> Optional[str]:
+    parts = path.split("/")
+    return parts[parts.index("namespaces") + 1] if "namespaces" in parts[:-1] else None
+
+
+def _json(text: str):
+    try:
+        return json.loads(text)
+    except ValueError:
+        return None
+
+
+def _reason(exc) -> str:
+    inner = getattr(exc, "reason", None) or exc
+    return _one_line(str(inner))
+
+
+def _one_line(text: str) -> str:
+    lines = str(text).strip().splitlines()
+    return lines[0][:300] if lines else ""

@@ -1,0 +1,106 @@
+"""Collects a pod's evidence: the pod first, then its events, node, references and log tails in parallel."""
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from typing import List
+from urllib.parse import quote
+
+from .. import podstate
+from ..evidence import Evidence, Target
+from ..k8s import allocatable, claim_names, config_references, gpu_request, name, node_resources, spec
+from .api import METADATA_ONLY, Api, ClusterError, Request, TargetNotFound
+from .kubeconfig import ConnOptions, connect
+
+LOG_LIMIT_BYTES = 256 * 1024
+MAX_NODE_POD_LISTS = 64      # candidate GPU nodes whose pods are listed to compute free GPUs
+
+
+def collect_pod(opts: ConnOptions, pod_name: str, tail: int = 80) -> Evidence:
+    conn = connect(opts)
+    api = Api(conn.client, opts.request_timeout)
+    ns = conn.namespace
+    ev = Evidence(target=Target("Pod", pod_name, ns), tail_lines=tail)
+    pod = read_target(api, f"/api/v1/namespaces/{quote(ns)}/pods/{quote(pod_name)}", f'pods "{pod_name}"', ns)
+    pod.setdefault("kind", "Pod")
+    ev.add(pod)
+    ev.mark_read("pods")
+    ev.collected_at = datetime.now(timezone.utc).replace(microsecond=0)
+    node = spec(pod).get("nodeName")
+    ev.pod_nodes = {node} if node else set()   # free GPUs are known only where pods were listed
+    api.run(pod_requests(pod, tail), ev)
+    api.run(follow_up_requests(ev), ev)
+    return ev
+
+
+def read_target(api: Api, path: str, what: str, ns=None) -> dict:
+    resp = api.get(path)
+    if resp.reason == "ok" and isinstance(resp.body, dict):
+        return resp.body
+    where = f" in namespace {ns}" if ns else ""
+    if resp.reason == "not-found":
+        raise TargetNotFound(f"{what} not found{where}")
+    if resp.reason in ("forbidden", "unauthorized"):
+        raise ClusterError(f"cannot read {what}{where}: {resp.message}")
+    if resp.reason == "timeout":
+        raise ClusterError(f"timed out reading {what}{where} from the API server ({resp.message})")
+    raise ClusterError(f"cannot reach the API server: {resp.message}")
+
+
+def pod_requests(pod: dict, tail: int) -> List[Request]:
+    """Everything readable from the pod alone, fetched in one parallel round."""
+    ns, pod_name, uid = pod["metadata"]["namespace"], pod["metadata"]["name"], pod["metadata"].get("uid", "")
+    base = f"/api/v1/namespaces/{quote(ns)}"
+    reqs = [Request("events", "list", f"{base}/events", {"fieldSelector": f"involvedObject.uid={uid}"}, "Event"),
+            Request("runtimeclasses", "list", "/apis/node.k8s.io/v1/runtimeclasses", kind="RuntimeClass")]
+    node = spec(pod).get("nodeName")
+    if node:
+        reqs += [Request("nodes", "get", f"/api/v1/nodes/{quote(node)}", kind="Node"),
+                 Request("pods", "list", "/api/v1/pods", {"fieldSelector": f"spec.nodeName={node}"}, "Pod")]
+    elif podstate.is_unscheduled_pending(pod):
+        reqs.append(Request("nodes", "list", "/api/v1/nodes", kind="Node"))
+    for claim in claim_names(pod):
+        reqs.append(Request("persistentvolumeclaims", "get", f"{base}/persistentvolumeclaims/{quote(claim)}",
+                            kind="PersistentVolumeClaim"))
+    seen = set()
+    for ref in config_references(pod):
+        key = (ref["kind"], ref["name"])
+        if key in seen:
+            continue
+        seen.add(key)
+        plural = "secrets" if ref["kind"] == "Secret" else "configmaps"
+        # Secrets and ConfigMaps: metadata only — values are never fetched.
+        reqs.append(Request(plural, "get", f"{base}/{plural}/{quote(ref['name'])}", kind=ref["kind"], accept=METADATA_ONLY))
+    reqs += log_requests(pod, tail)
+    return reqs
+
+
+def log_requests(pod: dict, tail: int) -> List[Request]:
+    """Previous and current log tails of containers that restarted or exited, bounded in lines and bytes."""
+    ns, pod_name = pod["metadata"]["namespace"], pod["metadata"]["name"]
+    path = f"/api/v1/namespaces/{quote(ns)}/pods/{quote(pod_name)}/log"
+    reqs = []
+    for c, cs, _ in podstate.all_container_states(pod):
+        cname = c["name"]
+        bounds = {"container": cname, "tailLines": str(tail), "limitBytes": str(LOG_LIMIT_BYTES)}
+        if int(cs.get("restartCount") or 0) > 0 or podstate.last_terminated(cs):
+            reqs.append(Request("pods/log", "get", path, dict(bounds, previous="true"), log_key=(ns, pod_name, cname, True)))
+        state = cs.get("state") or {}
+        if state.get("running") or state.get("terminated"):
+            reqs.append(Request("pods/log", "get", path, bounds, log_key=(ns, pod_name, cname, False)))
+    return reqs
+
+
+def follow_up_requests(ev: Evidence) -> List[Request]:
+    """Second round: pods on the GPU nodes an unscheduled pod could use (free = allocatable - requests)."""
+    pod = ev.pod
+    if not podstate.is_unscheduled_pending(pod) or not ev.readable("nodes"):
+        return []
+    wanted = gpu_request(pod)
+    if not wanted:
+        return []
+    candidates = [n for n in ev.all("Node") if any(allocatable(n, r) > 0 for r in wanted)]
+    candidates.sort(key=lambda n: -sum(allocatable(n, r) for r in node_resources(n)))
+    chosen = candidates[:MAX_NODE_POD_LISTS]
+    ev.pod_nodes = {name(n) for n in chosen}
+    return [Request("pods", "list", "/api/v1/pods", {"fieldSelector": f"spec.nodeName={name(n)}"}, "Pod")
+            for n in chosen]

@@ -1,0 +1,1 @@
+"""Knowledge kept as data: exit codes and signals, log signatures, CUDA/driver table, operator components."""

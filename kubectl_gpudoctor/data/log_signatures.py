@@ -1,0 +1,29 @@
+"""Log signatures as data: regex -> meaning -> the rule it supports, in real-world wording."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Signature:
+    id: str
+    rule: str
+    pattern: str
+    meaning: str
+
+
+SIGNATURES = (
+    # --- generic application errors (app-error quotes them when nothing specific explains the crash)
+    Signature("python-exception", "app-error",
+              r"^(?:[A-Za-z_][\w.]*\.)?[A-Z]\w*(?:Error|Exception|Exit|Interrupt)(?::\s.*)?$",
+              "an uncaught Python exception (the last line of a traceback)"),
+    Signature("go-panic", "app-error", r"^panic: .+", "a Go panic"),
+    Signature("java-exception", "app-error", r"^Exception in thread \".+\" .+", "an uncaught Java exception"),
+    Signature("fatal-line", "app-error", r"^(?:FATAL|Fatal|F\d{4} |CRITICAL|\[FATAL\]).*", "a fatal log line"),
+    Signature("error-line", "app-error", r"^(?:ERROR|Error:|\[ERROR\]|E\d{4} ).*", "an error log line"),
+    # --- exec failures reported by the runtime or the shell
+    Signature("exec-not-found", "command-not-found",
+              r"executable file not found in \$PATH|exec: \"[^\"]+\": stat [^:]+: no such file or directory"
+              r"|^exec [^:]+: no such file or directory|^/bin/(?:ba)?sh: .*: (?:command )?not found|: not found$",
+              "the command does not exist in the image"),
+)

@@ -1,0 +1,242 @@
+"""Plain evidence for one diagnosis: API objects as dicts, log tails, and what is absent or unknown; no I/O here."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import Dict, Iterable, List, Optional, Set, Tuple
+
+from .timeutil import parse_time
+
+# Every source a rule may need, named as RBAC names it (resource[/subresource]).
+KNOWN_SOURCES = (
+    "pods", "events", "nodes", "pods/log", "runtimeclasses", "persistentvolumeclaims",
+    "persistentvolumes", "storageclasses", "secrets", "configmaps", "networkpolicies",
+    "daemonsets", "replicasets", "deployments", "statefulsets", "jobs",
+    "resourceclaims", "deviceclasses", "resourceslices", "network-attachment-definitions",
+    "clusterpolicies", "reservations", "reservationbindings",
+)
+
+# kind -> source; kinds not listed use the lower-case plural of their kind.
+_SOURCE_OF_KIND = {
+    "NetworkAttachmentDefinition": "network-attachment-definitions",
+}
+
+
+def plural(kind: str) -> str:
+    """The API resource name of a kind, as the apiserver derives it for built-ins and CRDs."""
+    low = kind.lower()
+    if low == "endpoints":
+        return low
+    if low.endswith("y") and low[-2:-1] not in "aeiou":
+        return low[:-1] + "ies"
+    if low.endswith("s"):
+        return low + "es"
+    return low + "s"
+
+
+def source_of(kind: str) -> str:
+    return _SOURCE_OF_KIND.get(kind, plural(kind))
+
+
+@dataclass(frozen=True)
+class Line:
+    """One observed fact: where it was read and what it says."""
+    source: str          # status | event | log | spec | node | object
+    ref: str             # e.g. containerStatuses[server].lastState, events/FailedScheduling
+    text: str
+
+    def to_dict(self) -> dict:
+        return {"source": self.source, "ref": self.ref, "text": self.text}
+
+
+@dataclass
+class Gap:
+    """A read that failed or a source the input lacks: unknown, never evidence of absence."""
+    source: str
+    reason: str          # forbidden | unauthorized | timeout | error | not-in-bundle | not-collected
+    detail: str = ""
+    verb: str = "get"    # the RBAC verb that was refused, for "needs list nodes"
+
+    def needs(self) -> str:
+        return f"not checked: {self.reason} (needs {self.verb} {self.source})"
+
+    def to_dict(self) -> dict:
+        return {"source": self.source, "reason": self.reason, "detail": self.detail}
+
+
+@dataclass
+class Target:
+    kind: str
+    name: str
+    namespace: Optional[str] = None
+
+    def __str__(self) -> str:
+        return f"{self.namespace}/{self.name}" if self.namespace else self.name
+
+
+LogKey = Tuple[str, str, str, bool]  # namespace, pod, container, previous
+
+
+@dataclass
+class Evidence:
+    """Everything one diagnosis may read, as the API returned it."""
+    target: Target
+    objects: Dict[str, List[dict]] = field(default_factory=dict)
+    logs: Dict[LogKey, str] = field(default_factory=dict)
+    absent: Dict[str, str] = field(default_factory=dict)   # "Kind/ns/name" -> why we know (404)
+    gaps: Dict[str, Gap] = field(default_factory=dict)
+    sources: Set[str] = field(default_factory=set)         # sources that were read (possibly empty)
+    collected_at: Optional[datetime] = None
+    tail_lines: int = 80
+    pod_nodes: Optional[Set[str]] = None   # nodes whose pods were listed; None: every pod is here
+
+    # --- building -------------------------------------------------------
+    def add(self, obj: dict, kind: Optional[str] = None) -> None:
+        kind = kind or obj.get("kind") or ""
+        if not kind:
+            return
+        bucket = self.objects.setdefault(kind, [])
+        key = _key(kind, obj)
+        if any(_key(kind, o) == key for o in bucket):
+            return
+        bucket.append(obj)
+
+    def add_all(self, objs: Iterable[dict], kind: str) -> None:
+        for obj in objs:
+            self.add(obj, kind)
+
+    def mark_read(self, source: str) -> None:
+        self.sources.add(source)
+
+    def add_gap(self, gap: Gap) -> None:
+        self.gaps.setdefault(gap.source, gap)
+
+    def mark_absent(self, kind: str, name: str, namespace: Optional[str] = None, detail: str = "") -> None:
+        self.absent[_ref(kind, name, namespace)] = detail or f"{kind} {name} not found"
+
+    # --- reading --------------------------------------------------------
+    def all(self, kind: str) -> List[dict]:
+        return self.objects.get(kind, [])
+
+    def get(self, kind: str, name: str, namespace: Optional[str] = None) -> Optional[dict]:
+        for obj in self.objects.get(kind, []):
+            meta = obj.get("metadata") or {}
+            if meta.get("name") == name and (namespace is None or meta.get("namespace") in (namespace, None)):
+                return obj
+        return None
+
+    def is_absent(self, kind: str, name: str, namespace: Optional[str] = None) -> bool:
+        """True only when the API said 404 (or a complete snapshot lacks it): a fact, not a gap."""
+        if _ref(kind, name, namespace) in self.absent:
+            return True
+        src = source_of(kind)
+        return src in self.sources and src not in self.gaps and self.get(kind, name, namespace) is None
+
+    def readable(self, source: str) -> bool:
+        return source in self.sources and source not in self.gaps
+
+    def gap(self, source: str) -> Optional[Gap]:
+        if source in self.gaps:
+            return self.gaps[source]
+        if source not in self.sources:
+            return Gap(source, "not-collected", "", "get")
+        return None
+
+    @property
+    def pod(self) -> Optional[dict]:
+        if self.target.kind != "Pod":
+            return None
+        return self.get("Pod", self.target.name, self.target.namespace)
+
+    @property
+    def node(self) -> Optional[dict]:
+        """The node under the target: the pod's node, or the target node itself."""
+        if self.target.kind == "Node":
+            return self.get("Node", self.target.name)
+        pod = self.pod
+        name = ((pod or {}).get("spec") or {}).get("nodeName")
+        return self.get("Node", name) if name else None
+
+    def log(self, pod: dict, container: str, previous: bool) -> Optional[str]:
+        meta = pod.get("metadata") or {}
+        return self.logs.get((meta.get("namespace") or "", meta.get("name") or "", container, previous))
+
+    def events_for(self, obj: dict) -> List[dict]:
+        """Events about one object (by uid when both have one), oldest first."""
+        meta = obj.get("metadata") or {}
+        uid, name, ns = meta.get("uid"), meta.get("name"), meta.get("namespace")
+        kind = obj.get("kind") or ("Node" if not ns else "Pod")
+        out = []
+        for ev in self.all("Event"):
+            io = ev.get("involvedObject") or ev.get("regarding") or {}
+            if uid and io.get("uid"):
+                if io.get("uid") == uid:
+                    out.append(ev)
+            elif io.get("name") == name and io.get("kind", kind) == kind and (io.get("namespace") or None) == (ns or None):
+                out.append(ev)
+        return sorted(out, key=lambda e: event_time(e) or _EPOCH)
+
+    def pods_on(self, node_name: str) -> List[dict]:
+        return [p for p in self.all("Pod") if ((p.get("spec") or {}).get("nodeName")) == node_name]
+
+    def now(self) -> Optional[datetime]:
+        """The diagnosis clock: collectedAt, else the newest timestamp in the evidence."""
+        if self.collected_at:
+            return self.collected_at
+        newest = None
+        for objs in self.objects.values():
+            for obj in objs:
+                for t in _timestamps(obj):
+                    if newest is None or t > newest:
+                        newest = t
+        return newest
+
+
+def event_time(ev: dict) -> Optional[datetime]:
+    """When an event last happened: lastTimestamp, else series/eventTime (events.k8s.io writers), else first."""
+    series = ev.get("series") or {}
+    for key in ("lastTimestamp",):
+        if ev.get(key):
+            return parse_time(ev[key])
+    if series.get("lastObservedTime"):
+        return parse_time(series["lastObservedTime"])
+    for key in ("eventTime", "firstTimestamp"):
+        if ev.get(key):
+            return parse_time(ev[key])
+    return parse_time((ev.get("metadata") or {}).get("creationTimestamp"))
+
+
+def event_count(ev: dict) -> int:
+    series = ev.get("series") or {}
+    return int(ev.get("count") or series.get("count") or 1)
+
+
+def _ref(kind: str, name: str, namespace: Optional[str]) -> str:
+    return f"{kind}/{namespace}/{name}" if namespace else f"{kind}/{name}"
+
+
+def _key(kind: str, obj: dict) -> tuple:
+    meta = obj.get("metadata") or {}
+    return (kind, meta.get("namespace"), meta.get("name"), meta.get("uid"))
+
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+
+_TIME_FIELDS = ("creationTimestamp", "lastTimestamp", "firstTimestamp", "eventTime",
+                "startedAt", "finishedAt", "lastTransitionTime", "lastProbeTime", "lastHeartbeatTime", "startTime")
+
+
+def _timestamps(obj, depth: int = 0):
+    if depth > 8:
+        return
+    if isinstance(obj, dict):
+        for key, val in obj.items():
+            if key in _TIME_FIELDS and isinstance(val, str):
+                t = parse_time(val)
+                if t:
+                    yield t
+            elif isinstance(val, (dict, list)):
+                yield from _timestamps(val, depth + 1)
+    elif isinstance(obj, list):
+        for item in obj:
+            yield from _timestamps(item, depth + 1)

@@ -1,0 +1,137 @@
+"""What a pod's status says: kubectl's STATUS column, container states, and whether the pod is healthy."""
+from __future__ import annotations
+
+from typing import Dict, Iterator, List, Optional, Tuple
+
+from .k8s import condition, containers, meta, spec, status
+
+# Waiting reasons that mean "this will not get better by itself".
+FAILING_WAITING = {
+    "CrashLoopBackOff", "ImagePullBackOff", "ErrImagePull", "InvalidImageName", "ErrImageNeverPull",
+    "CreateContainerConfigError", "CreateContainerError", "RunContainerError", "StartError",
+    "PreStartHookError", "PostStartHookError", "ContainerCannotRun",
+}
+PROGRESSING_WAITING = {"ContainerCreating", "PodInitializing"}
+
+
+def statuses(pod: dict, init: bool = False) -> List[dict]:
+    return status(pod).get("initContainerStatuses" if init else "containerStatuses") or []
+
+
+def status_by_name(pod: dict) -> Dict[str, dict]:
+    """Container name -> containerStatus, init containers included."""
+    return {s.get("name"): s for s in statuses(pod, True) + statuses(pod)}
+
+
+def all_container_states(pod: dict) -> Iterator[Tuple[dict, dict, bool]]:
+    """(container spec, its status or {}, is_init) for every container, init containers first."""
+    by_name = status_by_name(pod)
+    for init in (True, False):
+        for c in containers(pod, init=init):
+            yield c, by_name.get(c.get("name")) or {}, init
+
+
+def waiting(cs: dict) -> dict:
+    return (cs.get("state") or {}).get("waiting") or {}
+
+
+def terminated(cs: dict) -> dict:
+    return (cs.get("state") or {}).get("terminated") or {}
+
+
+def last_terminated(cs: dict) -> dict:
+    return (cs.get("lastState") or {}).get("terminated") or {}
+
+
+def latest_termination(cs: dict) -> dict:
+    """The most recent termination record: the current state if terminated, else lastState."""
+    return terminated(cs) or last_terminated(cs)
+
+
+def is_scheduled(pod: dict) -> bool:
+    if spec(pod).get("nodeName"):
+        return True
+    cond = condition(pod, "PodScheduled")
+    return bool(cond and cond.get("status") == "True")
+
+
+def is_unscheduled_pending(pod: dict) -> bool:
+    return status(pod).get("phase", "Pending") == "Pending" and not is_scheduled(pod)
+
+
+def restarts(pod: dict) -> int:
+    return sum(int(s.get("restartCount") or 0) for s in statuses(pod, True) + statuses(pod))
+
+
+def display_status(pod: dict) -> str:
+    """The STATUS column of `kubectl get pod` (kubectl's printPod, same precedence)."""
+    st = status(pod)
+    reason = st.get("reason") or st.get("phase") or "Pending"
+    cond = condition(pod, "PodScheduled")
+    if cond and cond.get("reason") == "SchedulingGated":
+        reason = "SchedulingGated"
+    init_specs = containers(pod, init=True)
+    initializing = False
+    for i, cs in enumerate(statuses(pod, True)):
+        term, wait = terminated(cs), waiting(cs)
+        c_spec = next((c for c in init_specs if c.get("name") == cs.get("name")), {})
+        if term and term.get("exitCode") == 0:
+            continue
+        if c_spec.get("restartPolicy") == "Always" and cs.get("started"):
+            continue
+        if term:
+            if term.get("reason"):
+                reason = "Init:" + term["reason"]
+            elif term.get("signal"):
+                reason = f"Init:Signal:{term['signal']}"
+            else:
+                reason = f"Init:ExitCode:{term.get('exitCode')}"
+        elif wait.get("reason") and wait.get("reason") != "PodInitializing":
+            reason = "Init:" + wait["reason"]
+        else:
+            reason = f"Init:{i}/{len(init_specs)}"
+        initializing = True
+        break
+    initialized = condition(pod, "Initialized")
+    if not initializing or (initialized and initialized.get("status") == "True"):
+        has_running = False
+        for cs in reversed(statuses(pod)):
+            term, wait = terminated(cs), waiting(cs)
+            if wait.get("reason"):
+                reason = wait["reason"]
+            elif term.get("reason"):
+                reason = term["reason"]
+            elif term:
+                reason = f"Signal:{term['signal']}" if term.get("signal") else f"ExitCode:{term.get('exitCode')}"
+            elif cs.get("ready") and (cs.get("state") or {}).get("running") is not None:
+                has_running = True
+        if reason == "Completed" and has_running:
+            ready = condition(pod, "Ready")
+            reason = "Running" if ready and ready.get("status") == "True" else "NotReady"
+    if meta(pod).get("deletionTimestamp"):
+        reason = "Unknown" if st.get("reason") == "NodeLost" else "Terminating"
+    return reason
+
+
+def health(pod: dict) -> str:
+    """healthy | progressing | failing, judged from the status alone (rules explain why)."""
+    st = status(pod)
+    phase = st.get("phase") or "Pending"
+    if phase == "Succeeded":
+        return "healthy"
+    if phase == "Failed":
+        return "failing"
+    if phase == "Pending" and not is_scheduled(pod):
+        return "failing"
+    for _, cs, _ in all_container_states(pod):
+        if waiting(cs).get("reason") in FAILING_WAITING:
+            return "failing"
+        term = terminated(cs)
+        if term and term.get("exitCode", 0) != 0:
+            return "failing"
+    if phase == "Running":
+        ready = condition(pod, "Ready")
+        if ready and ready.get("status") == "True":
+            return "healthy"
+        return "progressing"
+    return "progressing"

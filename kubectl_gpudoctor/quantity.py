@@ -1,0 +1,61 @@
+"""Kubernetes resource quantities (`16Gi`, `500m`, `1e3`) parsed and printed; pure functions."""
+from __future__ import annotations
+
+from decimal import Decimal, InvalidOperation
+from typing import Optional
+
+_BINARY = {"Ki": 2 ** 10, "Mi": 2 ** 20, "Gi": 2 ** 30, "Ti": 2 ** 40, "Pi": 2 ** 50, "Ei": 2 ** 60}
+_DECIMAL = {"n": Decimal("1e-9"), "u": Decimal("1e-6"), "m": Decimal("1e-3"), "": Decimal(1),
+            "k": Decimal("1e3"), "M": Decimal("1e6"), "G": Decimal("1e9"), "T": Decimal("1e12"),
+            "P": Decimal("1e15"), "E": Decimal("1e18")}
+
+
+def parse_quantity(value) -> Optional[Decimal]:
+    """A quantity as a Decimal in base units, or None when it is not a quantity."""
+    if value is None:
+        return None
+    if isinstance(value, (int, float, Decimal)):
+        return Decimal(str(value))
+    text = str(value).strip()
+    if not text:
+        return None
+    for suffix, mult in _BINARY.items():
+        if text.endswith(suffix):
+            return _num(text[: -len(suffix)], mult)
+    last = text[-1]
+    if last.isalpha() and last in _DECIMAL:
+        return _num(text[:-1], _DECIMAL[last])
+    try:
+        return Decimal(text)
+    except InvalidOperation:
+        return None
+
+
+def _num(text: str, mult) -> Optional[Decimal]:
+    try:
+        return Decimal(text) * Decimal(mult)
+    except InvalidOperation:
+        return None
+
+
+def count(value) -> int:
+    """Whole-unit count of an extended resource (GPUs, rdma devices)."""
+    q = parse_quantity(value)
+    return int(q) if q is not None else 0
+
+
+def format_bytes(value) -> str:
+    """Bytes the way a manifest would say them: 16Gi, 512Mi, 1500M."""
+    q = parse_quantity(value)
+    if q is None:
+        return str(value)
+    n = int(q)
+    for suffix in ("Ti", "Gi", "Mi", "Ki"):
+        unit = _BINARY[suffix]
+        if n >= unit and n % unit == 0:
+            return f"{n // unit}{suffix}"
+    for suffix in ("Ti", "Gi", "Mi"):
+        unit = _BINARY[suffix]
+        if n >= unit:
+            return f"{n / unit:.1f}{suffix}"
+    return str(n)

@@ -1,0 +1,15 @@
+"""Turns a Diagnosis into text, JSON or YAML; renderers decide nothing."""
+from __future__ import annotations
+
+from .structured import to_json, to_yaml
+from .text import to_text
+
+__all__ = ["to_json", "to_yaml", "to_text", "render"]
+
+
+def render(doc, output: str, color: bool = False, verbose: bool = False) -> str:
+    if output == "json":
+        return to_json(doc)
+    if output == "yaml":
+        return to_yaml(doc)
+    return to_text(doc, color=color, verbose=verbose)
