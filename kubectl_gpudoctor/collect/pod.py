@@ -8,8 +8,12 @@ from urllib.parse import quote
 from .. import podstate
 from ..evidence import Evidence, Target
 from ..k8s import allocatable, claim_names, config_references, gpu_request, name, node_resources, spec
+from . import network, scheduling, workload
 from .api import METADATA_ONLY, Api, ClusterError, Request, TargetNotFound
 from .kubeconfig import ConnOptions, connect
+
+# Phase-specific readers add what their rules need, in two parallel rounds.
+PHASE_READERS = (scheduling, workload, network)
 
 LOG_LIMIT_BYTES = 256 * 1024
 MAX_NODE_POD_LISTS = 64      # candidate GPU nodes whose pods are listed to compute free GPUs
@@ -71,6 +75,8 @@ def pod_requests(pod: dict, tail: int) -> List[Request]:
         # Secrets and ConfigMaps: metadata only — values are never fetched.
         reqs.append(Request(plural, "get", f"{base}/{plural}/{quote(ref['name'])}", kind=ref["kind"], accept=METADATA_ONLY))
     reqs += log_requests(pod, tail)
+    for reader in PHASE_READERS:
+        reqs += reader.first_round(pod)
     return reqs
 
 
@@ -91,7 +97,15 @@ def log_requests(pod: dict, tail: int) -> List[Request]:
 
 
 def follow_up_requests(ev: Evidence) -> List[Request]:
-    """Second round: pods on the GPU nodes an unscheduled pod could use (free = allocatable - requests)."""
+    """Second round: what needs the first round's answers."""
+    reqs = gpu_node_pod_requests(ev)
+    for reader in PHASE_READERS:
+        reqs += reader.second_round(ev)
+    return reqs
+
+
+def gpu_node_pod_requests(ev: Evidence) -> List[Request]:
+    """Pods on the GPU nodes an unscheduled pod could use (free = allocatable - requests), bounded."""
     pod = ev.pod
     if not podstate.is_unscheduled_pending(pod) or not ev.readable("nodes"):
         return []

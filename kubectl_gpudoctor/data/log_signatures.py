@@ -12,7 +12,7 @@ class Signature:
     meaning: str
 
 
-SIGNATURES = (
+GENERIC = (
     # --- generic application errors (app-error quotes them when nothing specific explains the crash)
     Signature("python-exception", "app-error",
               r"^(?:[A-Za-z_][\w.]*\.)?[A-Z]\w*(?:Error|Exception|Exit|Interrupt)(?::\s.*)?$",
@@ -27,3 +27,10 @@ SIGNATURES = (
               r"|^exec [^:]+: no such file or directory|^/bin/(?:ba)?sh: .*: (?:command )?not found|: not found$",
               "the command does not exist in the image"),
 )
+
+
+# Phase-specific signatures live in their own data modules; order matters only within a rule.
+from .signatures_gpu import GPU  # noqa: E402
+from .signatures_app import APP  # noqa: E402
+
+SIGNATURES = GENERIC + GPU + APP
