@@ -1,7 +1,9 @@
-"""A read-only fake kube-apiserver (TLS + bearer token) serving a test case's objects and logs over the real REST paths; test tooling only, it never accepts a write."""
+"""A read-only fake kube-apiserver (TLS + bearer token) that serves a test case's objects and logs over the
+real REST paths for live tests and demos, and never accepts a write."""
 from __future__ import annotations
 
-import argparse, base64, copy, datetime, ipaddress, json, re, shutil, socketserver, ssl, sys, tempfile, threading, time  # noqa: E401
+import argparse, base64, copy, datetime, ipaddress, json, re  # noqa: E401
+import shutil, signal, socketserver, ssl, sys, tempfile, threading, time  # noqa: E401
 from collections import namedtuple
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -13,9 +15,9 @@ import yaml
 JSON = "application/json"
 RESOURCE_VERSION = "12345"
 DEFAULT_USER = "system:serviceaccount:ml:gpudoctor"
-VERSION = {"major": "1", "minor": "31", "gitVersion": "v1.31.4", "gitCommit": "a78aa47129b8539636eb86a9d00e31b2720fe06b",
-           "gitTreeState": "clean", "buildDate": "2024-12-10T11:37:20Z", "goVersion": "go1.22.9",
-           "compiler": "gc", "platform": "linux/amd64"}
+VERSION = {"major": "1", "minor": "31", "gitVersion": "v1.31.4", "gitTreeState": "clean",
+           "gitCommit": "a78aa47129b8539636eb86a9d00e31b2720fe06b", "buildDate": "2024-12-10T11:37:20Z",
+           "goVersion": "go1.22.9", "compiler": "gc", "platform": "linux/amd64"}
 # Built-in kinds a real cluster always serves, even when a case holds none: (apiVersion, kind, namespaced, shortNames).
 BUILTINS = [
     ("v1", "Pod", True, ["po"]), ("v1", "Event", True, ["ev"]), ("v1", "Node", False, ["no"]),
@@ -52,7 +54,8 @@ MESSAGES = {401: "Unauthorized", 404: "the server could not find the requested r
             405: "the server does not allow this method on the requested resource",
             429: "Too many requests, please try again later.", 500: "Internal error occurred: injected failure",
             503: "the server is currently unable to handle the request",
-            504: "the server was unable to return a response in the time allotted, but may still be processing the request"}
+            504: "the server was unable to return a response in the time allotted, "
+                 "but may still be processing the request"}
 
 
 RequestRecord = namedtuple("RequestRecord", "method path query accept user_agent status")  # query: dict[str, str]
@@ -212,17 +215,19 @@ class _NoTimestampLoader(yaml.SafeLoader):
 
 
 _NoTimestampLoader.yaml_implicit_resolvers = {
-    k: [r for r in v if r[0] != "tag:yaml.org,2002:timestamp"] for k, v in yaml.SafeLoader.yaml_implicit_resolvers.items()}
+    k: [r for r in v if r[0] != "tag:yaml.org,2002:timestamp"]
+    for k, v in yaml.SafeLoader.yaml_implicit_resolvers.items()}
 
 
 def _flatten(doc) -> list[dict]:
-    if not isinstance(doc, dict) or not doc.get("apiVersion") or not doc.get("kind"):
-        return []  # expect.yaml, bundle.yaml, empty documents
+    if not isinstance(doc, dict) or not doc.get("apiVersion") or not doc.get("kind") or \
+            str(doc["apiVersion"]).startswith("gpudoctor/"):
+        return []  # expect.yaml, bundle.yaml (kind: Bundle), empty documents
     if doc["kind"].endswith("List") and isinstance(doc.get("items"), list):
         # Items of a typed list (PodList) carry no apiVersion/kind on the wire; a v1 List's items do.
         defaults = {} if doc["kind"] == "List" else {"apiVersion": doc["apiVersion"], "kind": doc["kind"][:-4]}
         return [o for item in doc["items"] if isinstance(item, dict) for o in _flatten({**defaults, **item})]
-    return [doc]
+    return [doc] if (doc.get("metadata") or {}).get("name") else []  # every API object has a name
 
 
 def load_case(case_dir) -> tuple[list[dict], dict]:
@@ -337,10 +342,11 @@ class FakeApiServer:
         self.stop()
 
     def write_kubeconfig(self, path, namespace: str = "default", context: str = "fake", user: str = "tester") -> str:
+        cluster = {"server": self.url, "certificate-authority": self.ca_file}
+        ctx = {"cluster": context, "user": user, "namespace": namespace}
         config = {"apiVersion": "v1", "kind": "Config", "preferences": {}, "current-context": context,
-                  "clusters": [{"name": context, "cluster": {"server": self.url, "certificate-authority": self.ca_file}}],
-                  "users": [{"name": user, "user": {"token": self.token}}],
-                  "contexts": [{"name": context, "context": {"cluster": context, "user": user, "namespace": namespace}}]}
+                  "clusters": [{"name": context, "cluster": cluster}], "contexts": [{"name": context, "context": ctx}],
+                  "users": [{"name": user, "user": {"token": self.token}}]}
         Path(path).parent.mkdir(parents=True, exist_ok=True)
         Path(path).write_text(yaml.safe_dump(config, sort_keys=False))
         return str(path)
@@ -463,7 +469,8 @@ class FakeApiServer:
             listed.append({"name": r.name, "singularName": r.kind.lower(), "namespaced": r.namespaced, "kind": r.kind,
                            "verbs": ["get", "list"], **({"shortNames": r.short_names} if r.short_names else {})})
             if (group, r.name) == ("", "pods"):
-                listed.append({"name": "pods/log", "singularName": "", "namespaced": True, "kind": "Pod", "verbs": ["get"]})
+                listed.append({"name": "pods/log", "singularName": "", "namespaced": True, "kind": "Pod",
+                               "verbs": ["get"]})
         return {"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": f"{group}/{version}".lstrip("/"),
                 "resources": listed} if listed else None
 
@@ -532,7 +539,8 @@ class FakeApiServer:
 
     def _pod_log(self, pod: dict, query: dict) -> bytes:
         name, ns, spec = pod["metadata"]["name"], pod["metadata"]["namespace"], pod.get("spec") or {}
-        names = {k: [c["name"] for c in spec.get(k) or []] for k in ("containers", "initContainers", "ephemeralContainers")}
+        names = {k: [c["name"] for c in spec.get(k) or []]
+                 for k in ("containers", "initContainers", "ephemeralContainers")}
         container = query.get("container")
         if not container:  # the apiserver picks the only container itself, and otherwise refuses to guess
             if len(names["containers"]) != 1:
@@ -585,6 +593,7 @@ def main(argv=None) -> None:
     objects, logs = load_case(args.case_dir)
     namespace = args.namespace or next((o["metadata"]["namespace"] for o in objects if o["kind"] == "Pod"
                                         and o.get("metadata", {}).get("namespace")), "default")
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))  # so `kill` also removes the temp dir
     with FakeApiServer(objects, logs, token=args.token, port=args.port) as srv:
         kubeconfig = srv.write_kubeconfig(args.kubeconfig or srv._tmp / "kubeconfig.yaml", namespace=namespace)
         print(f"serving {args.case_dir} at {srv.url} until Ctrl-C; try: kubectl --kubeconfig {kubeconfig} get pods",

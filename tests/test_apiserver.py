@@ -4,10 +4,14 @@ from __future__ import annotations
 import http.client
 import json
 import shutil
+import signal
 import ssl
 import subprocess
+import sys
 import threading
 import time
+from pathlib import Path
+from types import SimpleNamespace
 from urllib.parse import urlencode
 
 import pytest
@@ -298,7 +302,8 @@ def test_pagination_with_selector_and_bad_token(srv):
     body = call(srv, "/api/v1/pods", limit="1", labelSelector="app=trainer")[2]
     assert names(body) == ["creating-0"] and body["metadata"]["continue"]
     assert "remainingItemCount" not in body["metadata"]  # the apiserver cannot count through a selector
-    body = call(srv, "/api/v1/pods", limit="1", labelSelector="app=trainer", **{"continue": body["metadata"]["continue"]})[2]
+    token = body["metadata"]["continue"]
+    body = call(srv, "/api/v1/pods", limit="1", labelSelector="app=trainer", **{"continue": token})[2]
     assert names(body) == ["trainer-0"] and "continue" not in body["metadata"]
     status, _, body = call(srv, "/api/v1/pods", limit="1", **{"continue": "garbage"})
     assert status == 400 and body["reason"] == "BadRequest"
@@ -363,7 +368,8 @@ def test_log_previous_and_init_container(srv):
     ("trainer-0", {"container": "nope"}, "container nope is not valid for pod trainer-0"),
     ("trainer-0", {"container": "sidecar", "previous": "true"},
      'previous terminated container "sidecar" in pod "trainer-0" not found'),
-    ("creating-0", {"container": "worker"}, 'container "worker" in pod "creating-0" is waiting to start: ContainerCreating'),
+    ("creating-0", {"container": "worker"},
+     'container "worker" in pod "creating-0" is waiting to start: ContainerCreating'),
     ("web-0", {"tailLines": "x"}, "tailLines: Invalid value: 'x': must be an integer"),
 ])
 def test_log_errors_are_400_in_apiserver_wording(srv, pod_name, query, message):
@@ -411,7 +417,8 @@ def test_forbid_namespaced_list_and_group_wording(srv):
     srv.forbid("runtimeclasses")
     body = call(srv, "/apis/node.k8s.io/v1/runtimeclasses/nvidia")[2]
     assert body["message"].startswith('runtimeclasses.node.k8s.io "nvidia" is forbidden: User')
-    assert body["message"].endswith('cannot get resource "runtimeclasses" in API group "node.k8s.io" at the cluster scope')
+    assert body["message"].endswith(
+        'cannot get resource "runtimeclasses" in API group "node.k8s.io" at the cluster scope')
     assert body["details"] == {"name": "nvidia", "group": "node.k8s.io", "kind": "runtimeclasses"}
 
 
@@ -545,7 +552,8 @@ def test_load_case_reads_objects_lists_and_logs(tmp_path):
         {"apiVersion": "v1", "kind": "List", "items": [node("gpu-node-1", 8)]},
         {"apiVersion": "v1", "kind": "PodList", "metadata": {}, "items": [
             {k: v for k, v in pod("a").items() if k not in ("apiVersion", "kind")}]},
-    ]) + "---\napiVersion: v1\nkind: Event\nmetadata: {name: e1, namespace: ml, creationTimestamp: 2025-01-10T08:00:00Z}\n")
+    ]) + "---\napiVersion: v1\nkind: Event\n"
+         "metadata: {name: e1, namespace: ml, creationTimestamp: 2025-01-10T08:00:00Z}\n")
     (tmp_path / "more.json").write_text(json.dumps(OBJECTS[-1]))
     (tmp_path / "expect.yaml").write_text("rootCause: oom-killed\nstatus: fail\n")
     (tmp_path / "bundle.yaml").write_text("collectedAt: 2025-01-10T09:00:00Z\n")
@@ -561,9 +569,39 @@ def test_load_case_reads_objects_lists_and_logs(tmp_path):
         assert call(srv, "/api/v1/namespaces/ml/pods/a/log", previous="true")[2] == "before\n"
 
 
+def test_load_case_skips_the_bundle_and_expect_documents(tmp_path):
+    (tmp_path / "bundle.yaml").write_text("apiVersion: gpudoctor/v1\nkind: Bundle\ncollectedAt: '2025-01-10'\n")
+    (tmp_path / "expect.yaml").write_text("apiVersion: gpudoctor/v1\nkind: Expectation\nrootCause: oom-killed\n")
+    (tmp_path / "objects.yaml").write_text(yaml.safe_dump(node("n1")))
+    assert [o["metadata"]["name"] for o in load_case(tmp_path)[0]] == ["n1"]
+
+
+def test_cli_serves_a_case_until_interrupted(tmp_path):
+    case = tmp_path / "case"
+    (case / "logs" / "ml" / "web-0").mkdir(parents=True)
+    (case / "objects.yaml").write_text(yaml.safe_dump_all([pod("web-0", containers=("server",)), node("n1", 8)]))
+    (case / "logs" / "ml" / "web-0" / "server.log").write_text("hello\n")
+    command = [sys.executable, "-m", "tests.apiserver", str(case), "--kubeconfig", str(tmp_path / "kc.yaml")]
+    proc = subprocess.Popen(command, cwd=Path(__file__).resolve().parents[1], text=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        kubeconfig = proc.stdout.readline().strip()
+        assert kubeconfig == str(tmp_path / "kc.yaml"), proc.stderr.read() if proc.poll() is not None else ""
+        config = yaml.safe_load(Path(kubeconfig).read_text())
+        cluster = config["clusters"][0]["cluster"]
+        assert config["contexts"][0]["context"]["namespace"] == "ml"
+        port = int(cluster["server"].rsplit(":", 1)[1])
+        server = SimpleNamespace(port=port, ca_file=cluster["certificate-authority"])
+        assert call(server, "/api/v1/namespaces/ml/pods/web-0/log")[2] == "hello\n"
+    finally:
+        proc.send_signal(signal.SIGINT)
+        proc.communicate(timeout=10)
+    assert proc.returncode == 0
+
+
 def test_write_kubeconfig(srv, tmp_path):
     path = srv.write_kubeconfig(tmp_path / "sub" / "kc.yaml", namespace="serving", context="ctx", user="me")
-    config = yaml.safe_load(open(path))
+    config = yaml.safe_load(Path(path).read_text())
     assert config["current-context"] == "ctx"
     assert config["clusters"][0]["cluster"] == {"server": srv.url, "certificate-authority": srv.ca_file}
     assert config["users"][0] == {"name": "me", "user": {"token": TOKEN}}
@@ -592,8 +630,9 @@ def kubectl(srv, tmp_path):
     kubeconfig = srv.write_kubeconfig(tmp_path / "kubeconfig.yaml", namespace="ml")
 
     def run(*args):
-        return subprocess.run(["kubectl", "--kubeconfig", kubeconfig, "--cache-dir", str(tmp_path / "cache"), *args],
-                              capture_output=True, text=True, timeout=60, env={"HOME": str(tmp_path), "PATH": "/usr/bin:/bin"})
+        command = ["kubectl", "--kubeconfig", kubeconfig, "--cache-dir", str(tmp_path / "cache"), *args]
+        env = {"HOME": str(tmp_path), "PATH": "/usr/bin:/bin"}  # no user kubeconfig, no shared discovery cache
+        return subprocess.run(command, capture_output=True, text=True, timeout=60, env=env)
     return run
 
 
