@@ -98,6 +98,22 @@ def node(ctx, node_name, **flags):
 
 
 @main_group.command(context_settings=CONTEXT)
+@click.argument("pod_name", metavar="POD")
+@click.option("-f", "--file", "dest", required=True, metavar="PATH", help="Write here: out.tgz, or a directory.")
+@_common
+@click.pass_context
+def bundle(ctx, pod_name, dest, **flags):
+    """Collect a pod's evidence into a bundle to share (Secrets as metadata only; diagnose it with --from)."""
+    from . import bundle as bundle_writer
+    from .runner import pod_evidence
+
+    ev = pod_evidence(_options(_merge(ctx, flags)), pod_name)
+    path = bundle_writer.write(ev, dest)
+    click.echo(f"wrote {path} ({len(ev.logs)} logs, {sum(len(v) for v in ev.objects.values())} objects, "
+               f"{len(ev.gaps)} gaps); diagnose it with: kubectl gpudoctor --from {path}", err=True)
+
+
+@main_group.command(context_settings=CONTEXT)
 @click.option("-o", "--output", type=click.Choice(OUTPUTS), default=None, help="Output format.")
 @click.pass_context
 def rules(ctx, output):

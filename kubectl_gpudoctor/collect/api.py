@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Dict, List, Optional, Tuple
 
 from ..evidence import Evidence, Gap
+from ..redact import secret_metadata
 
 METADATA_ONLY = "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json"
 POOL_SIZE = 8
@@ -94,10 +95,15 @@ def store(ev: Evidence, req: Request, resp: Response) -> None:
         ev.mark_read(req.source)
         if req.log_key is not None:
             ev.logs[req.log_key] = resp.body or ""
-        elif isinstance(resp.body, dict) and "items" in resp.body:
-            ev.add_all(resp.body["items"], req.kind)
         elif isinstance(resp.body, dict):
-            ev.add(resp.body, req.kind)
+            items = resp.body["items"] if "items" in resp.body else [resp.body]
+            for item in items:
+                # List items carry no kind/apiVersion, and metadata-only reads say PartialObjectMetadata:
+                # stamp the real ones so evidence and bundles read like `kubectl get -o yaml`.
+                if req.kind:
+                    item = dict(item, kind=req.kind, apiVersion=_api_version(req.path))
+                # Secrets: keep metadata only, even if a server ignored the PartialObjectMetadata Accept.
+                ev.add(secret_metadata(item) if req.kind == "Secret" else item, req.kind)
     elif resp.reason == "not-found":
         if req.log_key is not None or req.verb == "list":
             # a 404 on a list: the API group is not served (CRD not installed) — nothing of that kind exists
@@ -109,6 +115,11 @@ def store(ev: Evidence, req: Request, resp: Response) -> None:
         ev.mark_read(req.source)   # "previous terminated container … not found": no such log, not a gap
     else:
         ev.add_gap(Gap(req.source, resp.reason if resp.reason != "unreachable" else "error", resp.message, req.verb))
+
+
+def _api_version(path: str) -> str:
+    parts = path.strip("/").split("/")
+    return parts[1] if parts[0] == "api" else "/".join(parts[1:3])
 
 
 def _namespace_of(path: str) -> Optional[str]:
