@@ -178,7 +178,7 @@ def _diagnose(ctx, what: str, target, flags) -> int:
     if color:
         import colorama
         colorama.just_fix_windows_console()
-    click.echo(render(diag, opts.output, color=color, verbose=opts.verbose), nl=False)
+    click.echo(render(diag, opts.output, color=color, verbose=opts.verbose), nl=False, color=color)
     return int(diag.exit_code)
 
 
@@ -191,9 +191,7 @@ def main(argv=None) -> None:
     except click.UsageError as exc:
         _fail(f"{exc.format_message()} (see 'kubectl gpudoctor --help')")
         code = Exit.USAGE
-    except click.Abort:
-        code = Exit.INTERRUPTED
-    except KeyboardInterrupt:
+    except (click.Abort, KeyboardInterrupt):   # click turns Ctrl-C into Abort
         _fail("interrupted")
         code = Exit.INTERRUPTED
     except BrokenPipeError:
