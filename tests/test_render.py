@@ -56,7 +56,7 @@ def test_json_and_yaml_escape_controls():
 
 
 def test_verbose_lists_passed_checks():
-    section = lambda out: out.split("Checks:")[1].split("Could not read")[0].splitlines()[1:]
+    section = lambda out: [l for l in out.split("Checks:")[1].split("Could not read")[0].splitlines()[1:] if l.strip()]
     assert section(render(_diag(), "text")) == []
     assert any(l.split()[:2] == ["passed", "oom-killed"] for l in section(render(_diag(), "text", verbose=True)))
 
