@@ -135,3 +135,21 @@ def health(pod: dict) -> str:
             return "healthy"
         return "progressing"
     return "progressing"
+
+
+# How the kubelet marks a pod it stopped itself: node-pressure eviction (Evicted), graceful node shutdown
+# (Terminated; Shutdown before 1.22), critical-pod preemption (Preempting), and since 1.26 the
+# DisruptionTarget condition with reason TerminationByKubelet. Since 1.27 such a pod may end Succeeded when its
+# containers exit 0 on SIGTERM (kubernetes/kubernetes#118310).
+KUBELET_TERMINATION_REASONS = {"Evicted", "Terminated", "Shutdown", "Preempting"}
+
+
+def terminated_by_kubelet(pod: dict) -> bool:
+    """The kubelet itself stopped this pod (eviction, node shutdown, preemption): its exits are not crashes."""
+    st = status(pod)
+    if st.get("phase") not in ("Failed", "Succeeded"):
+        return False
+    if st.get("reason") in KUBELET_TERMINATION_REASONS:
+        return True
+    cond = condition(pod, "DisruptionTarget")
+    return bool(cond and cond.get("status") == "True" and cond.get("reason") == "TerminationByKubelet")

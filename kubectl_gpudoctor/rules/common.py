@@ -22,8 +22,10 @@ def scheduled(ev: Evidence) -> bool:
 
 
 def has_terminations(ev: Evidence) -> bool:
-    """Some container has a termination record (it ran and exited at least once)."""
-    return ev.pod is not None and any(podstate.latest_termination(cs) for _, cs, _ in podstate.all_container_states(ev.pod))
+    """Some container has a termination record (it ran and exited at least once), and the kubelet did not stop
+    the pod itself (an evicted pod's 137 is the eviction, not a crash: the eviction rules explain it)."""
+    return (ev.pod is not None and not podstate.terminated_by_kubelet(ev.pod)
+            and any(podstate.latest_termination(cs) for _, cs, _ in podstate.all_container_states(ev.pod)))
 
 
 def has_restarts(ev: Evidence) -> bool:
