@@ -196,6 +196,7 @@ def diagnose_pod(ev: Evidence, ignore: Iterable[str] = ()) -> Diagnosis:
 
 def diagnose_node(ev: Evidence, ignore: Iterable[str] = ()) -> Diagnosis:
     from .nextsteps import node_next_commands
+    from .nodeview import tables
     node = ev.node or {}
     findings, checks = run_rules(ev, ignore)
     cause = root_cause(findings)
@@ -211,7 +212,8 @@ def diagnose_node(ev: Evidence, ignore: Iterable[str] = ()) -> Diagnosis:
         kind="NodeDiagnosis", target={"kind": "Node", "namespace": None, "name": ev.target.name, "node": ev.target.name},
         status=status, phase=shown, root_cause=cause.id if cause else None, summary=summary,
         findings=order_findings(findings, cause), checks=checks,
-        gaps=[g.to_dict() for g in ev.gaps.values()], next_commands=nexts, collected_at=format_time(ev.now()))
+        gaps=[g.to_dict() for g in ev.gaps.values()], next_commands=nexts, collected_at=format_time(ev.now()),
+        extra=tables(ev))
 
 
 def _status(findings, checks, cause, health, shown):
