@@ -8,12 +8,12 @@ from urllib.parse import quote
 from .. import podstate
 from ..evidence import Evidence, Target
 from ..k8s import allocatable, claim_names, config_references, gpu_request, name, node_resources, spec
-from . import network, scheduling, workload
+from . import network, node, scheduling, workload
 from .api import METADATA_ONLY, Api, ClusterError, Request, TargetNotFound
 from .kubeconfig import ConnOptions, connect
 
 # Phase-specific readers add what their rules need, in two parallel rounds.
-PHASE_READERS = (scheduling, workload, network)
+PHASE_READERS = (scheduling, workload, network, node)
 
 LOG_LIMIT_BYTES = 256 * 1024
 MAX_NODE_POD_LISTS = 64      # candidate GPU nodes whose pods are listed to compute free GPUs

@@ -1,0 +1,162 @@
+"""Collects a node's evidence (the node, its pods, events, RuntimeClasses, ClusterPolicy, the GPU stack's
+DaemonSets and logs) in a few bounded parallel rounds, and the node reads of a pod diagnosis; GET/LIST only."""
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from typing import List
+from urllib.parse import quote
+
+from .. import gpustack, nodeview, podstate
+from ..evidence import Evidence, Target
+from ..k8s import controller_of, name, namespace, spec
+from .api import Api, Request
+from .kubeconfig import ConnOptions, connect
+
+LOG_LIMIT_BYTES = 256 * 1024
+MAX_LOGS = 16               # log tails of GPU-stack containers read for one node
+MAX_DAEMONSETS = 12         # DaemonSets read by owner reference
+POD_VIEW_MAX_LOGS = 4       # device-plugin/operator logs read for a pod diagnosis
+# Where the device plugin's DaemonSet is looked for when the cluster-wide DaemonSet list is refused.
+FALLBACK_DS_NAMESPACES = ("kube-system",)
+
+
+def collect_node(opts: ConnOptions, node_name: str, tail: int) -> Evidence:
+    from .pod import read_target
+    conn = connect(opts)
+    api = Api(conn.client, opts.request_timeout)
+    ev = Evidence(target=Target("Node", node_name), tail_lines=tail)
+    node = read_target(api, f"/api/v1/nodes/{quote(node_name)}", f'nodes "{node_name}"')
+    node.setdefault("kind", "Node")
+    ev.add(node)
+    ev.mark_read("nodes")
+    ev.collected_at = datetime.now(timezone.utc).replace(microsecond=0)
+    ev.pod_nodes = {node_name}   # the node's own pods are listed; no other node's
+    api.run(node_requests(node_name), ev)
+    if _refused(ev, "events"):
+        # The kubelet records node events in namespace default; a namespaced reader may still see them.
+        ev.gaps.pop("events")
+        api.run([_events(node_name, "/api/v1/namespaces/default/events")], ev)
+    api.run(daemonset_requests(ev) + log_requests(ev, MAX_LOGS), ev)
+    if _refused(ev, "daemonsets") and _needs_daemonset_list(ev):
+        ev.gaps.pop("daemonsets")
+        namespaces = sorted({namespace(p) for _, p in gpustack.component_pods(ev, node)} | set(FALLBACK_DS_NAMESPACES))
+        api.run([Request("daemonsets", "list", f"/apis/apps/v1/namespaces/{quote(ns)}/daemonsets", kind="DaemonSet")
+                 for ns in namespaces], ev)
+    return ev
+
+
+def _events(node_name: str, path: str) -> Request:
+    return Request("events", "list", path,
+                   {"fieldSelector": f"involvedObject.kind=Node,involvedObject.name={node_name}"}, "Event")
+
+
+def _refused(ev: Evidence, source: str) -> bool:
+    gap = ev.gaps.get(source)
+    return gap is not None and gap.reason == "forbidden"
+
+
+def node_requests(node_name: str) -> List[Request]:
+    """First round: everything that needs only the node's name."""
+    return [
+        Request("pods", "list", "/api/v1/pods", {"fieldSelector": f"spec.nodeName={node_name}"}, "Pod"),
+        _events(node_name, "/api/v1/events"),
+        Request("runtimeclasses", "list", "/apis/node.k8s.io/v1/runtimeclasses", kind="RuntimeClass"),
+        # A 404 means the GPU operator's CRD is not installed: not an error.
+        Request("clusterpolicies", "list", "/apis/nvidia.com/v1/clusterpolicies", kind="ClusterPolicy",
+                optional_api=True),
+    ]
+
+
+def _needs_daemonset_list(ev: Evidence) -> bool:
+    """No device plugin pod on a GPU node: its DaemonSet tells why it skips the node."""
+    node = ev.node
+    if node is None or not gpustack.pods_known(ev, name(node)) or not nodeview.is_gpu_node(node):
+        return False
+    return not gpustack.device_plugin_pods(ev, node, nodeview.gpu_vendors(node))
+
+
+def daemonset_requests(ev: Evidence) -> List[Request]:
+    """The DaemonSets that own the node's GPU-stack pods (by owner reference), or all DaemonSets when the
+    device plugin has no pod on the node (a cluster has few DaemonSets; it is never a pod list)."""
+    if _needs_daemonset_list(ev):
+        return [Request("daemonsets", "list", "/apis/apps/v1/daemonsets", kind="DaemonSet")]
+    node = ev.node
+    if node is None or not gpustack.pods_known(ev, name(node)):
+        return []
+    seen, reqs = set(), []
+    for _, pod in gpustack.component_pods(ev, node):
+        owner = controller_of(pod) or {}
+        key = (namespace(pod), owner.get("name"))
+        if owner.get("kind") != "DaemonSet" or key in seen or len(reqs) >= MAX_DAEMONSETS:
+            continue
+        seen.add(key)
+        reqs.append(Request("daemonsets", "get", f"/apis/apps/v1/namespaces/{quote(key[0])}/daemonsets/{quote(key[1])}",
+                            kind="DaemonSet"))
+    return reqs
+
+
+def log_requests(ev: Evidence, limit: int, only_broken: bool = False) -> List[Request]:
+    """Log tails (bounded lines and bytes) of GPU-stack containers on the node: previous logs of containers
+    that restarted, current logs of stuck init containers and unready containers, and the device plugin's
+    current log when GPUs are unhealthy (it names them)."""
+    node = ev.node
+    if node is None or not gpustack.pods_known(ev, name(node)):
+        return []
+    unhealthy = any(k8s_cap > k8s_alloc for k8s_cap, k8s_alloc in _gpu_counts(node))
+    reqs: List[Request] = []
+    for comp, pod in gpustack.component_pods(ev, node):
+        healthy = gpustack.is_ready(pod) or (comp.one_shot and (pod.get("status") or {}).get("phase") == "Succeeded")
+        if only_broken and healthy:
+            continue
+        stuck = gpustack.stuck_init(pod)
+        for c, cs, _ in podstate.all_container_states(pod):
+            cname = c.get("name")
+            if int(cs.get("restartCount") or 0) > 0 or podstate.last_terminated(cs):
+                reqs.append(_log(pod, cname, True, ev.tail_lines))
+            running = (cs.get("state") or {}).get("running") is not None
+            if (stuck and stuck["name"] == cname and running) or (running and not cs.get("ready") and not stuck) \
+                    or (comp.device_plugin and unhealthy and running):
+                reqs.append(_log(pod, cname, False, ev.tail_lines))
+    return reqs[:limit]
+
+
+def _gpu_counts(node: dict):
+    from ..k8s import allocatable, capacity
+    return [(capacity(node, r), allocatable(node, r)) for r in nodeview.node_gpu_resources(node)]
+
+
+def _log(pod: dict, container: str, previous: bool, tail: int) -> Request:
+    ns, pod_name = namespace(pod), name(pod)
+    query = {"container": container, "tailLines": str(tail), "limitBytes": str(LOG_LIMIT_BYTES)}
+    if previous:
+        query["previous"] = "true"
+    return Request("pods/log", "get", f"/api/v1/namespaces/{quote(ns)}/pods/{quote(pod_name)}/log", query,
+                   log_key=(ns, pod_name, container, previous))
+
+
+# --- the node under a pod (PHASE_READERS of collect/pod.py) -------------------------------------------------
+
+def first_round(pod: dict) -> List[Request]:
+    """The pod's node and the pods on it are read by collect/pod.py already."""
+    return []
+
+
+def second_round(ev: Evidence) -> List[Request]:
+    """For a GPU pod in trouble: the logs of the broken GPU-stack pods on its node (bounded). A refused log
+    there is not a gap in the pod's own logs."""
+    pod = ev.pod
+    if pod is None or not spec(pod).get("nodeName") or podstate.health(pod) == "healthy":
+        return []
+    from ..k8s import gpu_request
+    if not gpu_request(pod):
+        return []
+    reqs = log_requests(ev, POD_VIEW_MAX_LOGS, only_broken=True)
+    had_gap = "pods/log" in ev.gaps
+
+    def forgive(resp):
+        gap = ev.gaps.get("pods/log")
+        if resp.reason != "ok" and not had_gap and gap is not None and gap.detail == resp.message:
+            ev.gaps.pop("pods/log")
+    for r in reqs:
+        r.then = forgive
+    return reqs
