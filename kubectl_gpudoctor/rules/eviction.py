@@ -205,13 +205,18 @@ def node_not_ready(ev):
 
 def _pod_fate(ev, marks):
     """What happens to the pod: its status is stale; the taint manager deletes it after its toleration."""
-    out = " The pod's status is stale (the kubelet cannot update it)"
+    pod, out = ev.pod, " The pod's status is stale (the kubelet cannot update it)"
     no_exec = [t for t in marks if t.get("effect") == "NoExecute"]
-    tol = [x for x in spec(ev.pod).get("tolerations") or [] if x.get("key") in UNREACHABLE_TAINTS
-           and x.get("effect") in (None, "", "NoExecute")]
-    if no_exec and tol and tol[0].get("tolerationSeconds") is not None:
+    tol = [x for t in no_exec for x in spec(pod).get("tolerations") or []
+           if x.get("key") == t.get("key") and x.get("effect") in (None, "", "NoExecute")]
+    if (pod.get("metadata") or {}).get("deletionTimestamp"):
+        out += (f"; it is Terminating since {pod['metadata']['deletionTimestamp']} and is only removed when the node "
+                f"comes back or its Node object is deleted")
+        if ((pod.get("metadata") or {}).get("ownerReferences") or [{}])[0].get("kind") == "StatefulSet":
+            out += " (its StatefulSet creates no replacement until then: force-delete only if the machine is really off)"
+    elif no_exec and tol and tol[0].get("tolerationSeconds") is not None:
         out += f"; it tolerates {tol[0]['key']} for {tol[0]['tolerationSeconds']}s, then it is deleted and recreated elsewhere"
-    elif no_exec and not any(tolerates(ev.pod, t) for t in no_exec):
+    elif no_exec and not any(tolerates(pod, t) for t in no_exec):
         out += "; it does not tolerate the NoExecute taint and is being deleted"
-    deleting = pod_events(ev, ("TaintManagerEviction", "NodeNotReady"))
-    return out + "." + (f" Last event: {deleting[-1].get('reason')} {deleting[-1].get('message', '')}." if deleting else "")
+    seen = pod_events(ev, ("TaintManagerEviction", "NodeNotReady"))
+    return out + "." + (f" Last event: {seen[-1].get('reason')} {seen[-1].get('message', '')}." if seen else "")
