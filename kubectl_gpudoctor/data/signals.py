@@ -36,3 +36,20 @@ def signal_of(exit_code) -> str:
     except (TypeError, ValueError):
         return ""
     return SIGNALS.get(n, "")
+
+# Kubelet event wording around container kills. `Killing` after failed probes, since Kubernetes 1.14:
+# `Container server failed liveness probe, will be restarted` (llm-d/llm-d-inference-sim#45) and
+# `... failed startup probe, will be restarted`; older kubelets: `Killing container with id docker://server:
+# Container failed liveness probe.. Container will be killed and recreated.` / `container "x" is unhealthy,
+# it will be killed and re-created`. `Stopping container <name>` is a deletion, rollout or preemption.
+PROBE_KILL = (r"(?i)failed (?P<probe>liveness|startup) probe|Container failed (?P<old>liveness) probe"
+              r"|unhealthy, it will be killed and re-created")
+# `Unhealthy` messages: `Liveness probe failed: Get "http://10.244.1.5:8000/health": dial tcp 10.244.1.5:8000:
+# connect: connection refused`, `Startup probe failed: HTTP probe failed with statuscode: 503`, `... errored: ...`.
+PROBE_FAILED = r"^(?P<probe>Liveness|Startup) probe (?:failed|errored)"
+# The probe reached a running server that answered "no such endpoint": a wrong path, not a slow start.
+PROBE_WRONG_TARGET = r"statuscode: (?:404|405|401|403)\b"
+STOPPING = r"^Stopping container "
+
+# Signals that mean native code crashed: the last log lines say where.
+NATIVE_CRASH = ("SIGSEGV", "SIGABRT", "SIGBUS", "SIGILL", "SIGFPE")

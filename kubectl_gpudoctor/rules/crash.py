@@ -1,37 +1,25 @@
-"""Crash-phase rules about how a container exited: OOM kills, signals, exit 0 under a controller, back-off."""
+"""Crash-phase rules about how a container exited: OOM kills, signals, exit 0 under a controller, command not
+found, an application error nothing else explains, and the back-off clock. No I/O."""
 from __future__ import annotations
 
 import math
 import re
 from datetime import timedelta
 
-from .. import logscan, podstate
-from ..data.signals import SIGNAL_MEANING, signal_of
-from ..k8s import container_resources, controller_of, spec
+from .. import podstate
+from ..crashrun import block_matches, failure_block, failures, find, last_lines, log_ref, probe_kills, recent, run_log, where
+from ..data.signals import NATIVE_CRASH, PROBE_FAILED, PROBE_KILL, SIGNAL_MEANING, STOPPING, signal_of
+from ..k8s import container_resources, controller_of, labels, meta, spec
 from ..quantity import format_bytes, parse_quantity
 from ..timeutil import format_time, human_duration, parse_duration, parse_time, seconds_between
 from .common import event_line, has_restarts, has_terminations, pod_events, status_line
-from .registry import FALLBACK, GENERIC, SPECIFIC, Hit, Line, rule
+from .registry import DEFAULT, FALLBACK, GENERIC, SPECIFIC, Hit, Line, rule
 
 # A container killed this soon after it started, repeatedly, is hitting a start-up peak
 # (weights loaded into RAM, format conversion), not a slow leak.
 STARTUP_WINDOW_S = 300
-LONG_RUNNING_OWNERS = ("ReplicaSet", "StatefulSet", "DaemonSet", "ReplicationController")
 # The kubelet's crash-loop back-off: 10 s, doubling, capped at 5 min, reset after 10 min of running.
-BACKOFF_INITIAL_S, BACKOFF_MAX_S, BACKOFF_RESET_S = 10, 300, 600
-
-
-def _terminations(pod, nonzero=True):
-    """(container spec, status, termination record, is_init) for containers that exited."""
-    for c, cs, init in podstate.all_container_states(pod):
-        term = podstate.latest_termination(cs)
-        if term and (not nonzero or term.get("exitCode", 0) != 0):
-            yield c, cs, term, init
-
-
-def _field(cs, term):
-    return "state" if podstate.terminated(cs) is term else "lastState"
-
+BACKOFF_INITIAL_S, BACKOFF_MAX_S = 10, 300
 
 @rule("oom-killed", phase="crash", severity="critical", rank=SPECIFIC, applies=has_terminations,
       title="Container killed for exceeding its memory limit (OOMKilled)",
@@ -41,33 +29,42 @@ def _field(cs, term):
       snippet="# container $container\nresources:\n  requests:\n    memory: $suggested\n  limits:\n    memory: $suggested")
 def oom_killed(ev):
     """A container's termination record says OOMKilled: the kernel killed it at its cgroup memory limit."""
-    pod = ev.pod
-    for c, cs, term, _ in _terminations(pod):
+    for c, cs, init in podstate.all_container_states(ev.pod):
+        term = podstate.latest_termination(cs)
         if term.get("reason") != "OOMKilled":
             continue
-        res = container_resources(c)
-        limit = (c.get("resources") or {}).get("limits", {}).get("memory")
+        limit = ((c.get("resources") or {}).get("limits") or {}).get("memory")
+        request = container_resources(c).get("memory")
         ran = seconds_between(term.get("startedAt"), term.get("finishedAt"))
         restarts = int(cs.get("restartCount") or 0)
-        early = ran is not None and ran < STARTUP_WINDOW_S
-        pattern = ("a start-up peak (it dies within minutes of starting" + (", repeatedly)" if restarts > 1 else ")")
-                   if early else "steady growth (it ran a long time before reaching the limit)")
-        if limit:
-            head = f"Container {c['name']} was OOMKilled {human_duration(ran)} after start (limit {format_bytes(limit)})"
-            suggested = _suggest(limit)
+        who = ("Init container " if init else "Container ") + c["name"]
+        if ran is not None and ran < STARTUP_WINDOW_S:
+            pattern = "a start-up peak (it dies within minutes of starting" + (", repeatedly)" if restarts > 1 else ")")
         else:
-            head = f"Container {c['name']} was OOMKilled {human_duration(ran)} after start with no memory limit (the node ran out of memory)"
-            suggested = _suggest(res.get("memory") or "8Gi")
+            pattern = f"steady growth (it ran {human_duration(ran)} before reaching the limit: a leak or a growing cache)"
+        if limit:
+            head = f"{who} was OOMKilled {human_duration(ran)} after start (limit {format_bytes(limit)})"
+        else:
+            head = (f"{who} was OOMKilled {human_duration(ran)} after start with no memory limit: the node ran out "
+                    f"of memory and the kernel chose it")
         summary = head + (f" — {restarts} restarts" if restarts else "")
-        msg = f"{summary}. The pattern is {pattern}."
-        return Hit(msg, [status_line(c["name"], _field(cs, term), term)],
-                   values={"container": c["name"], "suggested": suggested}, summary=summary)
+        lines = [status_line(c["name"], where(cs, term), term)]
+        text, previous = run_log(ev, c["name"], cs, term)
+        if text:
+            lines += [Line("log", log_ref(ev, c["name"], previous, "last line before the kill"), l[:300])
+                      for l in last_lines(text, 1)]
+        fix = None if limit else ("Set requests.memory and limits.memory of container $container to its measured peak "
+                                  "(kubectl top pod, container_memory_working_set_bytes) so the scheduler reserves it.")
+        return Hit(f"{summary}. The pattern is {pattern}.", lines, fix=fix, summary=summary,
+                   values={"container": c["name"], "suggested": _suggest(limit or request)})
     return None
 
 
 def _suggest(limit) -> str:
-    """1.5 x the current limit, rounded up to a whole Gi."""
-    q = parse_quantity(limit) or 0
+    """1.5 x the current limit (or request), rounded up to a whole Gi; a placeholder when nothing is set."""
+    q = parse_quantity(limit) if limit else None
+    if not q:
+        return "<measured peak + 25%>"
     return f"{max(1, math.ceil(float(q) * 1.5 / 2 ** 30))}Gi"
 
 
@@ -76,21 +73,31 @@ def _suggest(limit) -> str:
       remediation="Find who sent the signal: for SIGKILL/SIGTERM check the probe and Killing events, for "
                   "SIGSEGV/SIGABRT/SIGBUS read the last log lines of container $container.")
 def killed_by_signal(ev):
-    """A container exited with 128+N for a signal N, and the record is not an OOM kill."""
-    pod = ev.pod
-    for c, cs, term, _ in _terminations(pod):
-        code = term.get("exitCode")
-        sig = signal_of(code) if term.get("reason") != "OOMKilled" else ""
-        if not sig:
+    """A container exited with 128+N for a signal N (not an OOM kill), or the kubelet killed it after failed probes."""
+    deleting = bool(meta(ev.pod).get("deletionTimestamp"))
+    for c, cs, term, init in failures(ev):
+        code, sig = term.get("exitCode"), signal_of(term.get("exitCode"))
+        kills = probe_kills(ev, c["name"], term)
+        if term.get("reason") == "OOMKilled" or not (sig or kills) or (deleting and sig in ("SIGTERM", "SIGKILL")):
             continue
-        lines = [status_line(c["name"], _field(cs, term), term)]
-        kills = pod_events(ev, ("Killing", "Unhealthy"), pattern=re.escape(c["name"]) + r"|probe")
-        lines += [event_line(e) for e in kills[-3:]]
-        cause = SIGNAL_MEANING.get(sig, "killed by a signal")
-        if kills and sig in ("SIGKILL", "SIGTERM"):
-            cause = "the kubelet killed it after failed probes (see the events)"
-        return Hit(f"Container {c['name']} exited with code {code} ({sig}): {cause}.", lines,
-                   values={"container": c["name"]})
+        lines = [status_line(c["name"], where(cs, term), term)] + [event_line(e) for e in kills[-1:]]
+        if kills:
+            lines += [event_line(e) for e in pod_events(ev, ("Unhealthy",), pattern=PROBE_FAILED)[-1:]]
+        stops = pod_events(ev, ("Killing",), pattern=STOPPING + re.escape(c["name"]))
+        if kills:
+            probe = re.search(PROBE_KILL, kills[-1].get("message") or "")
+            kind = (probe.group("probe") or probe.group("old") or "liveness").lower() if probe else "liveness"
+            cause = (f"the kubelet killed it after failed {kind} probes"
+                     + ("" if sig else f" (the process exited {code} on SIGTERM)"))
+        elif sig in ("SIGTERM", "SIGKILL") and stops:
+            cause, lines = "the kubelet stopped it (pod deletion, rollout or preemption)", lines + [event_line(stops[-1])]
+        else:
+            cause = SIGNAL_MEANING.get(sig, "killed by a signal")
+        if sig in NATIVE_CRASH:
+            text, previous = run_log(ev, c["name"], cs, term)
+            lines += [Line("log", log_ref(ev, c["name"], previous, "end"), l[:300]) for l in last_lines(text)]
+        return Hit(f"Container {c['name']} exited with code {code}" + (f" ({sig})" if sig else "") + f": {cause}.",
+                   lines, values={"container": c["name"]})
     return None
 
 
@@ -104,24 +111,38 @@ def completed_under_controller(ev):
     """A container exited 0 and was restarted because the pod's restartPolicy is Always (Deployment, StatefulSet…)."""
     pod = ev.pod
     owner = controller_of(pod) or {}
-    if owner.get("kind") == "Job" or spec(pod).get("restartPolicy", "Always") != "Always":
+    if owner.get("kind") == "Job" or spec(pod).get("restartPolicy", "Always") != "Always" or meta(pod).get("deletionTimestamp"):
         return None
-    for c, cs, term, init in _terminations(pod, nonzero=False):
-        if init or term.get("exitCode") != 0:
+    for c, cs, term, init in failures(ev):
+        if (init and c.get("restartPolicy") != "Always") or term.get("exitCode") != 0 or term.get("reason") == "OOMKilled":
             continue
         if int(cs.get("restartCount") or 0) == 0 and podstate.waiting(cs).get("reason") != "CrashLoopBackOff":
             continue
+        if probe_kills(ev, c["name"], term):
+            continue  # it exited 0 on the kubelet's SIGTERM after failed probes: killed-by-signal says so
         ran = seconds_between(term.get("startedAt"), term.get("finishedAt"))
-        who = f"its {owner['kind']} {owner.get('name')}" if owner else "restartPolicy Always"
+        lines = [status_line(c["name"], where(cs, term), term)]
+        text, previous = run_log(ev, c["name"], cs, term)
+        lines += [Line("log", log_ref(ev, c["name"], previous, "end"), l[:300]) for l in last_lines(text, 2)]
+        cmd = " ".join(c.get("command") or []) + " " + " ".join(c.get("args") or [])
+        bg = " Its command puts the server in the background (`&`), so the shell exits at once." if re.search(r"&\s*$|&\s*;|nohup ", cmd.strip()) else ""
         return Hit(f"Container {c['name']} exited with code 0 (Completed) after {human_duration(ran)} and "
-                   f"{who} restarts it: the process finished instead of serving "
-                   f"({cs.get('restartCount', 0)} restarts).",
-                   [status_line(c["name"], _field(cs, term), term)], values={"container": c["name"]})
+                   f"{_owner_words(pod, owner)} restarts it: the process finished instead of serving "
+                   f"({cs.get('restartCount', 0)} restarts).{bg}", lines, values={"container": c["name"]})
     return None
 
 
-_NOT_FOUND = re.compile(r"executable file not found in \$PATH|exec: \"[^\"]+\": stat [^:]+: no such file or directory"
-                        r"|exec: \"[^\"]+\": no such file or directory", re.I)
+def _owner_words(pod, owner) -> str:
+    if not owner:
+        return "restartPolicy Always"
+    hash_ = labels(pod).get("pod-template-hash")
+    if owner.get("kind") == "ReplicaSet" and hash_ and owner.get("name", "").endswith("-" + hash_):
+        return f"its Deployment {owner['name'][: -len(hash_) - 1]} (ReplicaSet {owner['name']})"
+    return f"its {owner['kind']} {owner.get('name')}"
+
+
+_RUNTIME_NOT_FOUND = re.compile(r"exec: \"(?P<cmd>[^\"]+)\": (?:executable file not found in \$PATH|stat [^:]+: no such file or directory"
+                                r"|no such file or directory)|executable file `(?P<cmd2>[^`]+)` not found in \$PATH")
 
 
 @rule("command-not-found", phase="crash", severity="critical", rank=SPECIFIC,
@@ -129,23 +150,25 @@ _NOT_FOUND = re.compile(r"executable file not found in \$PATH|exec: \"[^\"]+\": 
       remediation="Fix command/args of container $container to a program that exists in the image "
                   "(check with `kubectl debug` or `docker run --entrypoint sh <image>`), or use the image that has it.")
 def command_not_found(ev):
-    """Exit 127, or the runtime reports `executable file not found in $PATH` for the container's command."""
+    """Exit 127, or the runtime reports `executable file not found in $PATH` for the container's command (StartError)."""
     pod = ev.pod
     for c, cs, _ in podstate.all_container_states(pod):
         term, wait = podstate.latest_termination(cs), podstate.waiting(cs)
-        text = " ".join(x.get("message") or "" for x in (term, wait))
-        runtime_says = _NOT_FOUND.search(text)
-        shell_says = term.get("exitCode") == 127 and term.get("reason") != "OOMKilled"
-        if not (runtime_says or shell_says):
+        runtime = _RUNTIME_NOT_FOUND.search(" ".join(x.get("message") or "" for x in (term, wait)))
+        shell = term.get("exitCode") == 127 and term.get("reason") != "OOMKilled"
+        if not (runtime or shell) or (term and not runtime and not recent(ev, cs)):
             continue
-        log = logscan.first(ev, pod, [c["name"]], "command-not-found")
-        cmd = " ".join(c.get("command") or []) or "(image ENTRYPOINT)"
-        lines = [status_line(c["name"], "state" if podstate.terminated(cs) or wait else "lastState", term or wait)]
+        text, previous = run_log(ev, c["name"], cs, term) if term else ("", False)
+        log = next(block_matches(failure_block(text), "command-not-found"), None)
+        missing = (runtime.group("cmd") or runtime.group("cmd2")) if runtime else (log[3].groupdict().get("cmd") if log else None)
+        lines = [status_line(c["name"], where(cs, term) if term else "state", term or wait)]
         if log:
-            lines.append(log.as_line(pod["metadata"]["name"]))
-        what = runtime_says.group(0) if runtime_says else "exit code 127 (command not found)"
-        return Hit(f"Container {c['name']} cannot start its command {cmd!s}: {what}.", lines,
-                   values={"container": c["name"]})
+            lines.append(Line("log", log_ref(ev, c["name"], previous, f"line {log[1]}"), log[2].strip()[:300]))
+        cmd = " ".join(c.get("command") or []) or "(image ENTRYPOINT)"
+        what = f"`{missing}` does not exist in the image or is not in $PATH" if missing else "exit code 127 (command not found)"
+        how = "the runtime could not start it" if runtime else "the shell could not find it"
+        return Hit(f"Container {c['name']} cannot run {cmd}: {what} ({how}).", lines, values={"container": c["name"]},
+                   rank=DEFAULT if missing == "nvidia-smi" else None)
     return None
 
 
@@ -154,19 +177,17 @@ def command_not_found(ev):
       remediation="Read the quoted line: it is the application's own error; fix its cause in the code, "
                   "arguments or configuration of container $container.")
 def app_error(ev):
-    """A container exited non-zero and its log has an error or exception line that no specific rule explains."""
-    pod = ev.pod
-    for c, cs, term, _ in _terminations(pod):
-        if term.get("reason") == "OOMKilled":
-            continue
-        m = logscan.first(ev, pod, [c["name"]], "app-error")
-        if not m:
-            continue
-        return Hit(f"Container {c['name']} exited with code {term.get('exitCode')}; its log says: {m.line.strip()[:300]}",
-                   [status_line(c["name"], _field(cs, term), term), m.as_line(pod["metadata"]["name"])],
-                   values={"container": c["name"]},
-                   summary=f"Container {c['name']} exited with code {term.get('exitCode')}: {m.line.strip()[:160]}")
-    return None
+    """A container exited non-zero and its log ends with an error or exception line that no specific rule explains."""
+    found = find(ev, "app-error")
+    if not found:
+        return None
+    c, cs, term, _, line, _ = found
+    if term.get("reason") == "OOMKilled":
+        return None
+    code = term.get("exitCode")
+    return Hit(f"Container {c['name']} exited with code {code}; its log says: {line.text[:300]}",
+               [status_line(c["name"], where(cs, term), term), line], values={"container": c["name"]},
+               summary=f"Container {c['name']} exited with code {code}: {line.text[:160]}")
 
 
 _BACKOFF_MSG = re.compile(r"back-off (\S+) restarting failed container")
@@ -177,23 +198,22 @@ _BACKOFF_MSG = re.compile(r"back-off (\S+) restarting failed container")
       remediation="After fixing the cause, delete the pod (`kubectl delete pod $pod -n $namespace`) so its "
                   "controller recreates it now instead of waiting out the back-off.")
 def crash_backoff(ev):
-    """A container restarted: its restart count, current back-off and the time of the next attempt."""
-    pod = ev.pod
-    for c, cs, _ in podstate.all_container_states(pod):
-        restarts = int(cs.get("restartCount") or 0)
-        if restarts == 0:
-            continue
-        wait = podstate.waiting(cs)
+    """A container restarted recently: its restart count, current back-off and the time of the next attempt."""
+    restarted = [(c, cs) for c, cs, _ in podstate.all_container_states(ev.pod)
+                 if int(cs.get("restartCount") or 0) > 0 and recent(ev, cs)]
+    restarted.sort(key=lambda x: podstate.waiting(x[1]).get("reason") != "CrashLoopBackOff")
+    for c, cs in restarted[:1]:
+        restarts, wait = int(cs["restartCount"]), podstate.waiting(cs)
         m = _BACKOFF_MSG.search(wait.get("message") or "")
         delay = parse_duration(m.group(1)) if m else min(BACKOFF_INITIAL_S * 2 ** restarts, BACKOFF_MAX_S)
         finished = parse_time(podstate.last_terminated(cs).get("finishedAt"))
-        nxt = ""
-        if wait.get("reason") == "CrashLoopBackOff" and finished is not None:
-            nxt = f", next attempt at about {format_time(finished + timedelta(seconds=delay))}"
-        msg = (f"Container {c['name']} has restarted {restarts} times; the kubelet waits {human_duration(delay)} "
-               f"before restarting it{nxt}. The back-off starts at 10s, doubles per crash up to 5m, and resets "
-               f"once the container runs 10 minutes without crashing.")
+        if wait.get("reason") == "CrashLoopBackOff":
+            nxt = f" at about {format_time(finished + timedelta(seconds=delay))}" if finished else ""
+            now = f"it is waiting {human_duration(delay)} before the next attempt{nxt}"
+        else:
+            now = f"the next crash will wait {human_duration(delay)}"
+        msg = (f"Container {c['name']} has restarted {restarts} times; {now}. The back-off starts at 10s, doubles "
+               f"per crash up to 5m, and resets once the container runs 10 minutes without crashing.")
         return Hit(msg, [Line("status", f"containerStatuses[{c['name']}]",
                               f"restartCount={restarts} waiting={wait.get('reason', '-')} {wait.get('message', '')}".strip())])
     return None
-
