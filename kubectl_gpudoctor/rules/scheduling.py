@@ -1,100 +1,237 @@
-"""Scheduling-phase rules: the pod is Pending and no node was assigned."""
+"""Scheduling-phase rules: the pod is Pending and no node was assigned (gates, advertised resources, capacity)."""
 from __future__ import annotations
 
+import re
+
 from .. import placement, schedmsg
-from ..k8s import gpu_request, name
-from .common import event_line, latest, pod_events, unscheduled
+from ..data import scheduling_gates
+from ..evidence import event_time
+from ..k8s import (allocatable, gpu_request, is_gpu_resource, is_netdev_resource, labels, name, netdev_request,
+                   node_resources, spec)
+from ..timeutil import seconds_between
+from .common import event_line, unscheduled
 from .registry import DEFAULT, SPECIFIC, Hit, Line, Unknown, rule
-
-
-def scheduler_summary(ev):
-    """The newest FailedScheduling event and its parsed message (None, None when there is none)."""
-    event = latest(pod_events(ev, ("FailedScheduling",)))
-    return event, (schedmsg.parse(event.get("message") or "") if event else None)
+from .scheduling_common import names, provisioning, scheduler_word, wants_device
 
 
 def _wants_gpu(ev):
     return unscheduled(ev) and bool(gpu_request(ev.pod))
 
 
-@rule("insufficient-gpu", phase="scheduling", severity="critical", rank=DEFAULT, applies=_wants_gpu,
+def _nodes_or_unknown(ev):
+    return None if ev.readable("nodes") else Unknown.from_gap(ev.gap("nodes"))
+
+
+@rule("scheduling-gated", phase="scheduling", severity="critical", rank=SPECIFIC + 10, applies=unscheduled,
+      title="Pod is held back by scheduling gates",
+      remediation="The scheduler does not consider the pod until $controller removes gate $gate (it waits for "
+                  "$waits); look there, not at the nodes.",
+      snippet="kubectl get pod $pod -n $namespace -o jsonpath='{.spec.schedulingGates}'")
+def scheduling_gated(ev):
+    """`spec.schedulingGates` is non-empty: the pod waits for a queueing/admission controller (e.g. Kueue)."""
+    gates = [g.get("name") for g in spec(ev.pod).get("schedulingGates") or [] if g.get("name")]
+    if not gates:
+        return None
+    who, waits, cmds = scheduling_gates.describe(gates[0])
+    queue = labels(ev.pod).get("kueue.x-k8s.io/queue-name", "<queue>")
+    lines = [Line("spec", "spec.schedulingGates", ", ".join(gates))]
+    lines += [Line("status", "conditions[PodScheduled]", "SchedulingGated")] if "SchedulingGated" in str(ev.pod.get("status")) else []
+    return Hit(f"The pod carries scheduling gate(s) {', '.join(gates)}: the scheduler ignores it until {who} "
+               f"removes them (it waits for {waits}).", lines,
+               values={"controller": who, "gate": gates[0], "waits": waits, "queue": queue},
+               next=[c.replace("$queue", queue) for c in cmds])
+
+
+def _mig_explains(nodes, res):
+    """A MIG naming mismatch (mig-profile-mismatch) explains why `res` is advertised nowhere."""
+    mig = any(r.startswith("nvidia.com/mig-") for n in nodes for r in node_resources(n) if allocatable(n, r) > 0)
+    if res == "nvidia.com/gpu":
+        return mig
+    return res.startswith("nvidia.com/mig-") and (mig or bool(placement.advertising(nodes, "nvidia.com/gpu")))
+
+
+_GPU_LABELS = {"nvidia.com": r"^(nvidia\.com/gpu\.(present|product|count)|feature\.node\.kubernetes\.io/pci-10de\.|"
+                             r"cloud\.google\.com/gke-accelerator$|k8s\.amazonaws\.com/accelerator$)",
+               "amd.com": r"^(amd\.com/gpu|feature\.node\.kubernetes\.io/pci-1002\.)",
+               "gpu.intel.com": r"^(gpu\.intel\.com/|intel\.feature\.node\.kubernetes\.io/gpu)"}
+
+
+def _looks_like_gpu_node(node, res):
+    rx = _GPU_LABELS.get(res.split("/", 1)[0])
+    return bool(rx) and any(re.search(rx, k) for k in labels(node))
+
+
+@rule("gpu-not-advertised", phase="scheduling", severity="critical", rank=SPECIFIC, applies=_wants_gpu,
+      title="No node advertises the requested GPU resource",
+      remediation="Make the device plugin advertise $res: check the GPU operator / device plugin pods on the GPU "
+                  "nodes (`kubectl get pods -A -o wide | grep -i -e device-plugin -e gpu-operator`), or add a GPU "
+                  "node pool; then compare the nodes' allocatable with the command below.",
+      snippet="kubectl get nodes -o custom-columns='NAME:.metadata.name,$short:.status.allocatable.$escaped'")
+def gpu_not_advertised(ev):
+    """The pod requests a GPU-class resource that no node advertises (absent or 0 allocatable everywhere)."""
+    unknown = _nodes_or_unknown(ev)
+    if unknown:
+        return unknown  # the scheduler's `Insufficient` alone cannot tell "none advertised" from "all full"
+    nodes = ev.all("Node")
+    missing = [r for r in gpu_request(ev.pod) if not placement.advertising(nodes, r) and not _mig_explains(nodes, r)]
+    if not missing:
+        return None
+    res = missing[0]
+    looks = [n for n in nodes if _looks_like_gpu_node(n, res)]
+    lines = [Line("spec", "resources", f"requests {res}: {gpu_request(ev.pod)[res]}")]
+    lines += [Line("node", f"nodes/{name(n)}.status.allocatable", f"{res}: {allocatable(n, res)} "
+                   f"(capacity: {(n.get('status') or {}).get('capacity', {}).get(res, 'absent')})") for n in looks[:5]]
+    msg = f"No node advertises {res}: it is absent or 0 in status.allocatable of all {len(nodes)} node(s)."
+    if looks:
+        msg += (f" {len(looks)} node(s) are labelled as GPU nodes ({names(looks)}) but their device plugin "
+                f"advertises nothing.")
+    else:
+        msg += " No node carries GPU labels either: the cluster has no GPU node right now (or the pool is at zero)."
+    severity, prov = None, provisioning(ev)
+    if prov:
+        lines.append(event_line(prov))
+        msg += f" A node autoscaler is bringing a node: {prov.get('message', '').strip()}"
+        age = seconds_between(event_time(prov), ev.now())
+        severity = "warning" if age is not None and age < 900 else None
+    short = res.rsplit("/", 1)[-1].upper()
+    return Hit(msg, lines, severity=severity, values={"res": res, "short": short, "escaped": res.replace(".", "\\.")},
+               next=[f"kubectl gpudoctor node {name(n)}" for n in looks[:3]])
+
+
+def _mig_profiles(nodes):
+    return {name(n): {r: allocatable(n, r) for r in node_resources(n)
+                      if r.startswith("nvidia.com/mig-") and allocatable(n, r) > 0} for n in nodes}
+
+
+def _slices(res):
+    m = re.match(r"nvidia\.com/mig-(\d+)g", res)
+    return int(m.group(1)) if m else 0
+
+
+@rule("mig-profile-mismatch", phase="scheduling", severity="critical", rank=SPECIFIC, applies=_wants_gpu,
+      title="Requested GPU resource does not match the MIG devices the nodes expose",
+      remediation="Request a resource the nodes advertise ($advertised), or change the nodes' MIG configuration "
+                  "(label nvidia.com/mig.config) so that they expose $res.",
+      snippet="resources:\n  limits:\n    $suggest: $count")
+def mig_profile_mismatch(ev):
+    """The pod requests nvidia.com/gpu but GPU nodes expose only nvidia.com/mig-* (mixed strategy), or a MIG profile no node advertises."""
+    unknown = _nodes_or_unknown(ev)
+    if unknown:
+        return unknown
+    nodes = ev.all("Node")
+    profiles = {n: p for n, p in _mig_profiles(nodes).items() if p}
+    whole = placement.advertising(nodes, "nvidia.com/gpu")
+    for res, need in gpu_request(ev.pod).items():
+        if placement.advertising(nodes, res) or not (res == "nvidia.com/gpu" or res.startswith("nvidia.com/mig-")):
+            continue
+        if res == "nvidia.com/gpu" and profiles:
+            suggest = max({r for p in profiles.values() for r in p}, key=_slices)
+            why = "GPU nodes expose only MIG devices (MIG strategy mixed), no whole nvidia.com/gpu"
+        elif res.startswith("nvidia.com/mig-") and (profiles or whole):
+            single = [n for n in whole if res.split("mig-", 1)[1] in labels(n).get("nvidia.com/gpu.product", "")]
+            suggest = "nvidia.com/gpu" if single or not profiles else max({r for p in profiles.values() for r in p}, key=_slices)
+            why = (f"no node advertises the MIG profile {res}" +
+                   ("; with the single MIG strategy those slices are advertised as nvidia.com/gpu" if single else ""))
+        else:
+            continue
+        adv = "; ".join(f"{n}: " + ", ".join(f"{r} x{c}" for r, c in sorted(p.items())) for n, p in list(profiles.items())[:5])
+        if whole:
+            adv = "; ".join(filter(None, [adv, f"nvidia.com/gpu on {names(whole)}"]))
+        lines = [Line("spec", "resources", f"requests {res}: {need}")]
+        lines += [Line("node", f"nodes/{n}.status.allocatable", ", ".join(f"{r}: {c}" for r, c in sorted(p.items())))
+                  for n, p in list(profiles.items())[:5]]
+        return Hit(f"The pod requests {res}, but {why}. Advertised: {adv}.", lines,
+                   values={"res": res, "suggest": suggest, "count": need, "advertised": adv})
+    return None
+
+
+@rule("rdma-not-advertised", phase="scheduling", severity="critical", rank=SPECIFIC,
+      applies=lambda ev: unscheduled(ev) and bool(netdev_request(ev.pod)),
+      title="No node advertises the requested RDMA / network device resource",
+      remediation="Deploy or fix the device plugin that advertises $res (NVIDIA Network Operator's RDMA shared "
+                  "device plugin, or the SR-IOV network device plugin) on the GPU nodes, or request the name "
+                  "the nodes advertise ($advertised).",
+      snippet="kubectl get nodes -o json | jq -r '.items[] | [.metadata.name, (.status.allocatable | to_entries[] "
+              "| select(.key | test(\"rdma|hostdev|openshift.io\")) | \"\\(.key)=\\(.value)\")] | @tsv'")
+def rdma_not_advertised(ev):
+    """The pod requests rdma/* (or another network-device resource) that no node advertises, or none of its GPU nodes."""
+    unknown = _nodes_or_unknown(ev)
+    if unknown:
+        return unknown
+    nodes, gpus = ev.all("Node"), gpu_request(ev.pod)
+    adv_all = sorted({f"{r} on {name(n)}" for n in nodes for r in node_resources(n, is_netdev_resource)
+                      if allocatable(n, r) > 0})
+    advertised = ", ".join(adv_all[:6]) or "none"
+    for res, need in netdev_request(ev.pod).items():
+        having = placement.advertising(nodes, res)
+        lines = [Line("spec", "resources", f"requests {res}: {need}")]
+        if not having:
+            return Hit(f"No node advertises {res} (network-device resources advertised: {advertised}).", lines,
+                       values={"res": res, "advertised": advertised})
+        both = [n for n in having if all(allocatable(n, g) > 0 for g in gpus)]
+        if gpus and not both:
+            return Hit(f"{res} is advertised only on nodes without {', '.join(gpus)} ({names(having)}): no GPU node "
+                       f"offers it.", lines, values={"res": res, "advertised": advertised})
+    return None
+
+
+@rule("insufficient-gpu", phase="scheduling", severity="critical", rank=DEFAULT, applies=wants_device,
       title="Not enough free GPUs on any node",
       remediation="Wait for GPUs to free up, add GPU nodes (or let the autoscaler add them), or free GPUs held "
                   "by the pods listed; lower the request if the workload can run on fewer GPUs.",
       snippet="kubectl get pods -A --field-selector spec.nodeName=$candidate -o wide   # who holds the GPUs")
 def insufficient_gpu(ev):
-    """The scheduler says `Insufficient <gpu resource>`, or nodes advertise it but none has enough free."""
-    pod = ev.pod
-    event, parsed = scheduler_summary(ev)
-    said = parsed.matching(r"^Insufficient (nvidia\.com|amd\.com|gpu\.intel\.com)/") if parsed else []
-    lines = [event_line(event)] if said else []
+    """The scheduler says `Insufficient <gpu resource>`, or nodes advertise it but none the pod may use has enough free."""
+    said = scheduler_word(ev)
+    claims = [(n, r) for n, r in schedmsg.insufficient_resources(said.parsed) if is_gpu_resource(r)] \
+        if said and said.parsed else []
     if not ev.readable("nodes"):
-        if said:
-            return Hit(f"The scheduler found no node with enough free GPUs: {_said(said)}.", lines)
-        return Unknown.from_gap(ev.gap("nodes"))
-    table, short = [], []
-    for res, need in gpu_request(pod).items():
-        rows = placement.gpu_table(ev, res)
-        if not rows:
-            continue  # no node advertises it: gpu-not-advertised / mig-profile-mismatch explain that
-        table += rows
-        if any(r["free"] is None for r in rows):
-            if said:
-                continue
-            gap = ev.gap("pods")
-            return Unknown(gap.needs() if gap else "not checked: the pods on the GPU nodes were not listed")
-        if any(r["free"] >= need for r in rows):
-            continue  # a node has room: something else blocks (taints, selectors, affinity)
-        total_free = sum(max(r["free"], 0) for r in rows)
-        note = (f"; {total_free} {res} are free in total but no single node has {need} (fragmentation)"
-                if total_free >= need else "")
-        short.append(f"the pod needs {need} {res}, the most free on one node is "
-                     f"{max(r['free'] for r in rows)}{note}")
-    if not short and not (said and not table):
+        if not claims:
+            return Unknown.from_gap(ev.gap("nodes"))
+        text = ", ".join(f"{n} node(s) Insufficient {r}" for n, r in claims)
+        return Hit(f"The scheduler reports {text} (of {said.parsed.total}). The nodes could not be read, so this "
+                   f"may also mean that no node advertises the resource at all.", [said.line],
+                   values={"candidate": "<node>"})
+    views = placement.analyse(ev, ev.pod)
+    if not views:
+        return None  # nothing advertises it: gpu-not-advertised / mig-profile-mismatch / rdma-not-advertised
+    pool = placement.capacity_pool(views)
+    if any(not placement.shortfall(ev, ev.pod, v.node) for v in pool):
         return None
-    best = max(table, key=lambda r: r["free"] or 0)["node"] if table else ""
-    for r in sorted(table, key=lambda r: -(r["free"] or 0))[:3]:
+    if any(not placement.knows_free(ev, v.node) for v in pool) and not claims:
+        gap = ev.gap("pods")
+        return Unknown(gap.needs() if gap else "not checked: the pods on the GPU nodes were not listed")
+    return _shortage_hit(ev, views, pool, said if claims else None)
+
+
+def _shortage_hit(ev, views, pool, said):
+    table, short = [], []
+    pool_names = {v.name for v in pool}
+    for res, need in placement.requested(ev.pod).items():
+        rows = placement.gpu_table(ev, res, [v.node for v in views])
+        for r in rows:
+            fails = ", ".join(sorted(next(v for v in views if v.name == r["node"]).fails))
+            r["eligible"] = ("yes" + (f" (also blocked: {fails})" if fails else "")) if r["node"] in pool_names \
+                else f"no ({fails})"
+        table += rows
+        frees = [r["free"] for r in rows if r["node"] in pool_names and r["free"] is not None]
+        if not frees or max(frees) >= need:
+            continue
+        total = sum(max(f, 0) for f in frees)
+        note = f"; {total} are free in total but no single node has {need} (fragmentation)" if total >= need else ""
+        short.append(f"the pod needs {need} {res}, the most free on one eligible node is {max(frees)}{note}")
+    lines = [said.line] if said else []
+    for r in sorted((r for r in table if r["node"] in pool_names), key=lambda r: -(r["free"] or 0))[:3]:
         held = placement.holders(ev, ev.get("Node", r["node"]), r["resource"])
         if held:
             lines.append(Line("node", f"nodes/{r['node']}", f"{r['resource']} held by: {', '.join(held[:8])}"))
-    msg = "; ".join(short) if short else f"The scheduler reports {_said(said)}"
-    return Hit(msg[0].upper() + msg[1:] + ".", lines, values={"candidate": best or "<node>"},
-               table=table, summary=f"No node has enough free GPUs ({msg.split(';')[0]})")
+    roomy = [r["node"] for r in table if r["node"] not in pool_names and (r["free"] or 0) > 0]
+    msg = "; ".join(short) or "the eligible nodes lack free capacity for the pod's device requests"
+    if roomy:
+        msg += f". Nodes with free GPUs the pod may not use: {', '.join(sorted(set(roomy))[:5])} (see table)"
+    best = max((r for r in table if r["node"] in pool_names), key=lambda r: r["free"] or 0, default=None)
+    return Hit(msg[0].upper() + msg[1:] + ".", lines, values={"candidate": best["node"] if best else "<node>"},
+               table=table, summary=f"No node has enough free GPUs ({msg.split(';')[0].split('. ')[0]})")
 
 
-def _said(items):
-    return ", ".join(f"{n} {text}" for n, text in items)
-
-
-@rule("untolerated-taint", phase="scheduling", severity="critical", rank=SPECIFIC, applies=unscheduled,
-      title="GPU nodes carry a taint the pod does not tolerate",
-      remediation="Add a toleration for the taint to the pod template (GPU node pools are often tainted "
-                  "nvidia.com/gpu so that only GPU pods land there).")
-def untolerated_taint(ev):
-    """Every node that would fit carries a NoSchedule/NoExecute taint the pod does not tolerate."""
-    pod = ev.pod
-    event, parsed = scheduler_summary(ev)
-    said = parsed.matching(r"untolerated taint|had taint .*that the pod didn't tolerate") if parsed else []
-    if ev.readable("nodes"):
-        fitting = placement.fitting_nodes(ev, pod)
-        if not fitting:
-            return None  # resources block first: insufficient-gpu / gpu-not-advertised
-        blocked = {name(n): placement.blocking_taints(pod, n) for n in fitting}
-        if not all(blocked.values()):
-            return None
-        taints = [t for ts in blocked.values() for t in ts]
-        lines = [Line("node", f"nodes/{n}.spec.taints", ", ".join(_fmt(t) for t in ts)) for n, ts in list(blocked.items())[:5]]
-        lines += [event_line(event)] if said else []
-        return Hit(f"All {len(fitting)} node(s) with room for the pod carry taints it does not tolerate: "
-                   f"{', '.join(sorted({_fmt(t) for t in taints}))}.", lines,
-                   snippet=placement.toleration_snippet(taints))
-    if not said:
-        return Unknown.from_gap(ev.gap("nodes")) if ev.gap("nodes") else None
-    keys = [{"key": k, "value": v, "effect": None} for _, text in said for k, v in schedmsg.taints_in(text)]
-    keys = [t for t in keys if not t["key"].startswith(placement.CONDITION_TAINT_PREFIX)]
-    return Hit(f"The scheduler reports {_said(said)}.", [event_line(event)],
-               snippet=placement.toleration_snippet(keys) if keys else None)
-
-
-def _fmt(t):
-    return f"{t.get('key')}={t.get('value', '')}:{t.get('effect')}"
+from . import scheduling_nodes, scheduling_storage  # noqa: E402,F401  (registration order: after the rules above)

@@ -1,0 +1,97 @@
+"""Helpers shared by the scheduling rules: the scheduler's latest word, applicability, node views; no I/O."""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import datetime
+from typing import List, Optional
+
+from .. import placement, schedmsg
+from ..evidence import Evidence, Line, event_time
+from ..k8s import condition, labels, name, spec
+from ..timeutil import format_time, parse_time
+from .common import event_line, pod_events, unscheduled
+
+
+@dataclass
+class Said:
+    """What the scheduler last said about the pod (event or PodScheduled condition)."""
+    text: str
+    parsed: Optional[schedmsg.SchedulingFailure]
+    line: Line
+    when: Optional[datetime]
+
+    def family(self, name_: str):
+        return self.parsed.family(name_) if self.parsed else []
+
+    def says(self, pattern: str) -> bool:
+        return bool(re.search(pattern, self.text, re.I))
+
+
+def scheduler_word(ev: Evidence) -> Optional[Said]:
+    """The newest scheduler statement: a FailedScheduling event, or the PodScheduled condition's message
+    (it outlives events, which expire after an hour). The newest of the two wins."""
+    found: List[Said] = []
+    events = [e for e in pod_events(ev, ("FailedScheduling",)) if "karpenter" not in _reporter(e)]
+    if events:
+        e = events[-1]
+        found.append(Said((e.get("message") or "").strip(), schedmsg.parse(e.get("message") or ""), event_line(e),
+                          event_time(e)))
+    cond = condition(ev.pod, "PodScheduled") or {}
+    if cond.get("status") == "False" and cond.get("reason") == "Unschedulable" and cond.get("message"):
+        when = parse_time(cond.get("lastProbeTime") or cond.get("lastTransitionTime"))
+        text = cond["message"].strip()
+        if not found or text != found[0].text:
+            found.append(Said(text, schedmsg.parse(text), Line("status", "conditions[PodScheduled]", text), when))
+    if not found:
+        return None
+    return max(found, key=lambda s: s.when.timestamp() if s.when else 0.0)
+
+
+def _reporter(e: dict) -> str:
+    return " ".join(str(x) for x in (e.get("reportingComponent"), e.get("reportingController"),
+                                      (e.get("source") or {}).get("component"))).lower()
+
+
+def provisioning(ev: Evidence) -> Optional[dict]:
+    """A node autoscaler's newest 'a node is coming' event for the pod (cluster-autoscaler TriggeredScaleUp,
+    e.g. `pod triggered scale-up: [{gpu-pool 0->1 (max: 4)}]`; Karpenter `Nominated`)."""
+    found = pod_events(ev, ("TriggeredScaleUp", "Nominated"))
+    return found[-1] if found else None
+
+
+def wants_device(ev: Evidence) -> bool:
+    """Unscheduled and requests a GPU-class or network-device resource."""
+    return unscheduled(ev) and bool(placement.requested(ev.pod))
+
+
+def said_line(said: Optional[Said], family: str) -> List[Line]:
+    return [said.line] if said and said.family(family) else []
+
+
+def node_labels_line(views, keys: List[str], limit: int = 6) -> List[Line]:
+    """The GPU nodes' actual values for the label keys the pod selects on."""
+    out = []
+    for v in views[:limit]:
+        lab = labels(v.node)
+        shown = ", ".join(f"{k}={lab[k]}" if k in lab else f"{k} (absent)" for k in keys) or "no labels selected"
+        out.append(Line("node", f"nodes/{v.name}.metadata.labels", shown))
+    return out
+
+
+def fmt_taint(t: dict) -> str:
+    return f"{t.get('key')}={t.get('value', '') or ''}:{t.get('effect')}"
+
+
+def names(views, limit: int = 6) -> str:
+    shown = [v.name if hasattr(v, "name") else name(v) for v in views[:limit]]
+    more = f" and {len(views) - limit} more" if len(views) > limit else ""
+    return ", ".join(shown) + more
+
+
+def when_text(said: Optional[Said]) -> str:
+    return f" (scheduler, {format_time(said.when)})" if said and said.when else ""
+
+
+def node_name_of(pod: dict) -> str:
+    return spec(pod).get("nodeName") or ""
