@@ -11,9 +11,9 @@ from .timeutil import parse_time
 KNOWN_SOURCES = (
     "pods", "events", "nodes", "pods/log", "runtimeclasses", "persistentvolumeclaims",
     "persistentvolumes", "storageclasses", "secrets", "configmaps", "networkpolicies",
-    "daemonsets", "replicasets", "deployments", "statefulsets", "jobs",
+    "daemonsets", "replicasets", "deployments", "statefulsets", "jobs", "cronjobs", "nvidiadrivers",
     "resourceclaims", "deviceclasses", "resourceslices", "network-attachment-definitions",
-    "clusterpolicies", "reservations", "reservationbindings",
+    "clusterpolicies", "reservations", "reservationbindings", "namespaces",
 )
 
 # kind -> source; kinds not listed use the lower-case plural of their kind.

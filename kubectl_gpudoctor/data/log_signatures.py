@@ -32,5 +32,7 @@ GENERIC = (
 # Phase-specific signatures live in their own data modules; order matters only within a rule.
 from .signatures_gpu import GPU  # noqa: E402
 from .signatures_app import APP  # noqa: E402
+from .signatures_network import NETWORK  # noqa: E402
+from .signatures_init import INIT  # noqa: E402
 
-SIGNATURES = GENERIC + GPU + APP
+SIGNATURES = GENERIC + GPU + APP + NETWORK + INIT
