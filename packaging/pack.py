@@ -13,8 +13,9 @@ The archive `kubectl-gpudoctor_<version>_<os>_<arch>.tar.gz` (`.zip` on Windows)
 Only regular files and directories go in: krew's extractor rejects any other tar entry type (symlinks,
 hard links) and any name containing "..". Symlinks in the build are dereferenced while staging, and the
 build fails if one remains. The archive is reproducible for a given build (sorted entries, fixed mtime,
-uid/gid 0). Writes `<archive>.sha256` and `plugin.yaml` (the manifest with this archive's checksum, for
-`kubectl krew install --manifest=OUTDIR/plugin.yaml --archive=OUTDIR/<archive>`) and prints the sha256.
+uid/gid 0). Writes `<archive>.sha256`, `plugin.yaml` (the manifest with this archive's checksum, for
+`kubectl krew install --manifest=OUTDIR/plugin.yaml --archive=OUTDIR/<archive>`) and `build-info.json` (what
+was built from which sources), and prints the sha256.
 """
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ import argparse
 import gzip
 import hashlib
 import io
+import json
 import os
 import platform
 import re
@@ -76,7 +78,10 @@ def stage(frozen: Path, dest: Path, os_: str) -> Path:
     top = dest / "stage"
     top.mkdir(parents=True)
     # symlinks=False copies what a link points to (files and directories); a dangling link is an error.
-    shutil.copytree(frozen, top / lay["dir"], symlinks=False)
+    try:
+        shutil.copytree(frozen, top / lay["dir"], symlinks=False)
+    except (shutil.Error, OSError) as exc:  # e.g. a dangling symlink: nothing to dereference
+        raise SystemExit(f"pack.py: cannot stage {frozen} without symlinks: {exc}")
     shutil.copy2(ROOT / "LICENSE", top / lay["license"])
     shutil.copy2(HERE / lay["shim"], top / lay["shim"])
     if os_ != "windows":
@@ -149,8 +154,6 @@ def example_bundles() -> list:
 def smoke_test(top: Path, os_: str, ver: str) -> None:
     """The staged binary must start, print its version and diagnose the example bundle (catches a freeze
     that lacks a module)."""
-    import json
-
     exe = str(top / layout(os_)["bin"])
     res = subprocess.run([exe, "--version"], capture_output=True, text=True, timeout=60)
     if res.returncode != 0 or res.stdout.strip() != f"{NAME} {ver}":
@@ -165,6 +168,18 @@ def smoke_test(top: Path, os_: str, ver: str) -> None:
     if res.returncode not in (0, 1) or kind not in ("PodDiagnosis", "NodeDiagnosis"):
         raise SystemExit(f"pack.py: smoke test failed: {exe} --from {bundle} -o json -> rc={res.returncode} "
                          f"err={res.stderr.strip()[-500:]!r}")
+
+
+def source_digest() -> str:
+    """sha256 over the files a freeze is made of (the package and the freeze recipe): tells whether an archive
+    built earlier still matches the working tree."""
+    h = hashlib.sha256()
+    files = [p for p in (ROOT / "kubectl_gpudoctor").rglob("*") if p.is_file() and "__pycache__" not in p.parts]
+    files += [HERE / "entry.py", HERE / "kubectl-gpudoctor.spec", HERE / "pack.py", ROOT / "LICENSE",
+              HERE / "kubectl_complete-gpudoctor", HERE / "kubectl_complete-gpudoctor.cmd"]
+    for p in sorted(files):
+        h.update(p.relative_to(ROOT).as_posix().encode() + b"\0" + p.read_bytes() + b"\0")
+    return h.hexdigest()
 
 
 def build_archive(frozen: Path, out_dir: Path) -> Path:
@@ -183,6 +198,9 @@ def build_archive(frozen: Path, out_dir: Path) -> Path:
 
     (out_dir / "plugin.yaml").write_text(manifest.render_file(f"v{ver}", manifest.local_checksums([archive])),
                                          encoding="utf-8")
+    info = {"archive": archive.name, "sha256": digest, "version": ver, "os": os_, "arch": arch,
+            "source": source_digest()}
+    (out_dir / "build-info.json").write_text(json.dumps(info, indent=2) + "\n", encoding="utf-8")
     print(f"{digest}  {archive}")
     return archive
 
