@@ -101,9 +101,7 @@ def stuck_init(pod: dict) -> Optional[dict]:
 def health(ev: Evidence, comp: go.Component, pod: dict) -> str:
     """ok | starting | failing for one component pod."""
     phase = status(pod).get("phase")
-    if comp.one_shot:
-        return {"Succeeded": "ok", "Failed": "failing"}.get(phase, "ok" if is_ready(pod) else "starting")
-    if is_ready(pod):
+    if (comp.one_shot and phase == "Succeeded") or (not comp.one_shot and is_ready(pod)):
         return "ok"
     if podstate.health(pod) == "failing" or phase in ("Failed", "Succeeded") or podstate.restarts(pod) > 0:
         return "failing"
@@ -146,11 +144,12 @@ def last_error(ev: Evidence, pod: dict) -> Optional[Tuple[str, bool, str]]:
     """(container, previous, line): the most telling error line of a component pod's logs."""
     from .logscan import clean
     texts = [(c, prev, clean(ev.log(pod, c, prev) or "").splitlines()) for c in _log_order(pod) for prev in (True, False)]
+    benign = re.compile(go.BENIGN_LINES)
     for pattern in go.ERROR_PATTERNS:
         rx = re.compile(pattern)
         for c, prev, lines in texts:
             for line in reversed(lines):
-                if line.strip() and rx.search(line):
+                if line.strip() and rx.search(line) and not benign.search(line):
                     return c, prev, line.strip()[:400]
     return None
 

@@ -52,6 +52,13 @@ def mig_state(node: dict) -> Optional[Tuple[str, str]]:
     return (state or "", config or "") if state or config else None
 
 
+def mig_reconfiguring(node: dict) -> bool:
+    """The MIG manager is changing the GPUs' MIG layout: the device plugin is paused on purpose."""
+    lab = labels(node)
+    state = mig_state(node)
+    return bool(state and state[0] in go.MIG_STATES_IN_PROGRESS) or go.PAUSED_FOR_MIG in lab.values()
+
+
 def advertised(node: dict, vendor: str) -> Dict[str, int]:
     return {r: allocatable(node, r) for r in vendor_resources(node, vendor) if allocatable(node, r) > 0}
 
@@ -60,6 +67,8 @@ def gpu_facts(node: dict) -> Dict[str, object]:
     """GPU feature discovery's labels: product, count, memory, driver and CUDA versions, MIG strategy and state."""
     lab = labels(node)
     facts: Dict[str, object] = {k: lab.get(v) for k, v in go.GFD.items()}
+    if not facts.get("product"):
+        facts["product"] = next((lab[k] for k in go.PRODUCT_FALLBACK_LABELS if lab.get(k)), None)
     facts["memory"] = f"{lab[go.GFD['memory']]} MiB" if lab.get(go.GFD["memory"]) else None
     facts["driver"] = _version(lab, go.DRIVER_VERSION_LABELS)
     facts["cuda"] = _version(lab, go.CUDA_VERSION_LABELS)

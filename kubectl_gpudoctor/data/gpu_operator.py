@@ -107,6 +107,9 @@ GFD = {
     "sharing": "nvidia.com/gpu.sharing-strategy",
     "replicas": "nvidia.com/gpu.replicas",
 }
+# Where the GPU model is named when GPU feature discovery does not run (GKE, EKS, AMD's labeller).
+PRODUCT_FALLBACK_LABELS = ("cloud.google.com/gke-accelerator", "k8s.amazonaws.com/accelerator",
+                           "amd.com/gpu.product-name", "karpenter.k8s.aws/instance-gpu-name")
 DRIVER_VERSION_LABELS = (("nvidia.com/cuda.driver-version.full",),
                          ("nvidia.com/cuda.driver.major", "nvidia.com/cuda.driver.minor", "nvidia.com/cuda.driver.rev"))
 CUDA_VERSION_LABELS = (("nvidia.com/cuda.runtime-version.full",),
@@ -115,6 +118,8 @@ CUDA_VERSION_LABELS = (("nvidia.com/cuda.runtime-version.full",),
 # MIG manager states (mig-parted deployments/gpu-operator/reconfigure-mig.sh: pending, rebooting, success, failed).
 MIG_STATE_FAILED = "failed"
 MIG_STATES_IN_PROGRESS = ("pending", "rebooting")
+# What the MIG manager sets the operator's nvidia.com/gpu.deploy.* switches to while it reconfigures.
+PAUSED_FOR_MIG = "paused-for-mig-change"
 
 # The GPU operator's driver upgrade controller cordons and drains nodes (k8s-operator-libs upgrade states).
 DRIVER_UPGRADE_LABEL = "nvidia.com/gpu-driver-upgrade-state"
@@ -128,7 +133,7 @@ HEALTH_PATTERN = r"XidCriticalError|device marked unhealthy|marking device .* un
 
 # The line worth quoting from a component's log, most specific first. Sources: NVIDIA/k8s-device-plugin#444,
 # #303, #856 (NVML not loadable), #182; gpu-operator#85, #155 (driver: kernel version), #378 (validator:
-# chroot nvidia-smi), #1043 (cuda-validation), mig-parted#157/#329 and gpu-operator#322 (MIG manager).
+# chroot nvidia-smi), #1043 (cuda-validation), mig-parted deployments/gpu-operator/reconfigure-mig.sh (MIG manager).
 ERROR_PATTERNS = (
     r"XidCriticalError.*|'[^']+' device marked unhealthy.*",
     r".*(nvml init failed|Failed to initialize NVML|could not load NVML library|ERROR_LIBRARY_NOT_FOUND).*",
@@ -138,7 +143,12 @@ ERROR_PATTERNS = (
     r".*(Could not resolve Linux kernel version|Unable to (?:load|open) .*|Could not find .*kernel|"
     r"modprobe: (?:FATAL|ERROR).*|Kernel headers .*not found|Failed to install).*",
     r".*(chroot: failed to run command.*|Failed to allocate device vector.*|failed to validate .*).*",
-    r".*(Assertion failure|Error applying MIG configuration|Error setting MIG mode|unable to set MIG).*",
+    r".*(Unable to validate the selected MIG configuration|MIG mode change did not take effect|"
+    r"Error applying MIG|Error setting MIG|all orderings failed|Unable to bring up GPU operator components).*",
     r".*(level=(?:fatal|error)|^E\d{4} |^F\d{4} |\bFATAL\b|\bERROR\b|^Error: |panic: ).*",
     r".*\b(failed|error)\b.*",
 )
+
+# Lines that look like errors but are part of normal operation: mig-manager asserts the current config before
+# applying a new one (gpu-operator#322), client-go warns about in-cluster config.
+BENIGN_LINES = r"Assertion failure: selected configuration not currently applied|Neither --kubeconfig nor --master"

@@ -6,7 +6,7 @@ from typing import Optional, Set
 
 from .. import gpustack, nodeview, podstate
 from ..data import gpu_operator as go
-from ..evidence import Evidence
+from ..evidence import Evidence, event_time
 from ..k8s import allocatable, capacity, gpu_request, labels, meta, name, spec, taints
 from ..timeutil import human_duration, parse_time
 from .common import event_line
@@ -56,6 +56,14 @@ def node_line(node: dict, what: str, text: str) -> Line:
     return Line("node", f"nodes/{name(node)}.{what}", text)
 
 
+def node_events(ev: Evidence, node: dict) -> list:
+    """Events about the node, oldest first. The kubelet sets involvedObject.uid to the node's *name*, so
+    they are matched by kind and name, not by uid."""
+    out = [e for e in ev.all("Event") if (e.get("involvedObject") or e.get("regarding") or {}).get("kind") == "Node"
+           and (e.get("involvedObject") or e.get("regarding") or {}).get("name") == name(node)]
+    return sorted(out, key=lambda e: event_time(e) or parse_time("1970-01-01T00:00:00Z"))
+
+
 def age_s(ev: Evidence, node: dict) -> Optional[float]:
     made, now = parse_time(meta(node).get("creationTimestamp")), ev.now()
     return (now - made).total_seconds() if made and now else None
@@ -90,6 +98,9 @@ def gpu_allocatable_zero(ev):
         if age is not None and age < NEW_NODE_S:
             msg += f" The node joined {human_duration(age)} ago: its GPU stack may still be installing."
             severity = "warning"
+        elif nodeview.mig_reconfiguring(node):
+            msg += " A MIG reconfiguration is in progress: the device plugin is paused until it finishes."
+            severity = "warning"
         lines = [node_line(node, "metadata.labels", ", ".join(why))] if why else []
         lines.append(node_line(node, "status.allocatable", shown))
         return Hit(msg, lines, values={"resource": res[0]}, severity=severity,
@@ -121,12 +132,13 @@ def gpus_unhealthy(ev):
     msg = f"{cap - alloc} of {cap} {res} on node {name(node)} are unhealthy (capacity {cap}, allocatable {alloc})."
     if said:
         msg += " The device plugin reported: " + said[-1][1]
-    fix = None
+    fix, rank = None, None
     if alloc == 0 and not gpustack.device_plugin_ready(ev, node):
+        rank = GENERIC   # the plugin's absence explains it: device-plugin-not-running is the cause
         msg += (" All of them are out, and no device plugin is ready on the node: the kubelet marks a resource's "
                 "devices unhealthy when its device plugin disconnects.")
         fix = "Bring the device plugin on $node back first (see device-plugin-not-running); if GPUs stay unhealthy, drain and reset them."
-    return Hit(msg, lines, fix=fix, summary=f"{cap - alloc} of {cap} {res} unhealthy on node {name(node)}")
+    return Hit(msg, lines, fix=fix, rank=rank, summary=f"{cap - alloc} of {cap} {res} unhealthy on node {name(node)}")
 
 
 @rule("mig-config-failed", phase="node", severity="critical", rank=SPECIFIC,
@@ -184,7 +196,7 @@ def node_cordoned(ev):
     autoscaler = next((t for t in taints(node) if t.get("key") == "ToBeDeletedByClusterAutoscaler"), None)
     if autoscaler:
         msg += " The cluster autoscaler is removing this node (taint ToBeDeletedByClusterAutoscaler)."
-    events = [e for e in ev.events_for(node) if e.get("reason") == "NodeNotSchedulable"]
+    events = [e for e in node_events(ev, node) if e.get("reason") == "NodeNotSchedulable"]
     lines += [event_line(e) for e in events[-1:]]
     return Hit(msg, lines)
 
@@ -199,7 +211,8 @@ def gpu_inventory(ev):
     facts = nodeview.gpu_facts(node)
     parts = []
     if facts.get("product"):
-        parts.append(f"{facts.get('count') or '?'} x {facts['product']}" + (f" ({facts['memory']})" if facts.get("memory") else ""))
+        head = f"{facts['count']} x {facts['product']}" if facts.get("count") else facts["product"]
+        parts.append(head + (f" ({facts['memory']})" if facts.get("memory") else ""))
     parts += [f"{k} {facts[k]}" for k in ("driver", "cuda") if facts.get(k)]
     if facts.get("migStrategy") and facts["migStrategy"] != "none":
         parts.append(f"MIG strategy {facts['migStrategy']}")
@@ -213,4 +226,4 @@ def gpu_inventory(ev):
     tail = f"; {len({(r['namespace'], r['pod']) for r in holders})} pod(s) hold GPUs" if known else \
         "; GPU pods unknown (the node's pods could not be listed)"
     msg = (("; ".join(parts) or "no GPU feature discovery labels") + tail + ".")
-    return Hit(msg[0].upper() + msg[1:], [], summary=f"GPU inventory of {name(node)}")
+    return Hit(msg if "/" in msg.split(":")[0] else msg[0].upper() + msg[1:], [], summary=f"GPU inventory of {name(node)}")

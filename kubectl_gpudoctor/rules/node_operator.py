@@ -135,12 +135,18 @@ def _absent(ev, node, wanted):
     shown = ", ".join(go.VENDOR_NAMES[v] for v in sorted(wanted))
     msg = f"No {shown} device plugin pod runs on node {name(node)}, and it advertises no GPU: " + "; ".join(why) + "."
     lines.insert(0, node_line(node, "status.allocatable", "no allocatable GPU resource"))
-    return Hit(msg, lines, snippet=snippet, summary=f"No device plugin runs on node {name(node)}")
+    severity = None
+    if nodeview.mig_reconfiguring(node):
+        msg += " The MIG manager paused it for a MIG reconfiguration (see mig-config-failed): it returns when that finishes."
+        severity, snippet = "warning", None
+    return Hit(msg, lines, snippet=snippet, severity=severity, summary=f"No device plugin runs on node {name(node)}")
 
 
 def _deploy_label_hint(node) -> Optional[str]:
     lab = labels(node)
     key = go.COMPONENT_BY_KEY["device-plugin"].deploy_label
+    if lab.get(key) == go.PAUSED_FOR_MIG:
+        return None  # said with the MIG reconfiguration
     if key in lab and lab[key] != "true":
         return f"the GPU operator's switch {key}={lab[key]} turns the device plugin off on this node"
     if "nvidia" in nodeview.gpu_vendors(node) and lab.get("nvidia.com/gpu.present") != "true":
@@ -191,7 +197,7 @@ def _chain_hit(ev, node, comp, pod, health, link, init, others):
         msg += f"pod {namespace(pod)}/{name(pod)} is {_state(pod)}."
     else:
         msg += f"{comp.title} pod {namespace(pod)}/{name(pod)} is stuck in init container {init} ({_state(pod)})."
-        if not any(c is link for c, _ in gpustack.component_pods(ev, node)):
+        if link.key in ("driver", "toolkit", "device-plugin") and not any(c is link for c, _ in gpustack.component_pods(ev, node)):
             msg += f" No {link.title} pod runs on the node" + (
                 " (the driver is expected on the host when the operator's driver is disabled)." if link.key == "driver" else ".")
     err = _error_line(ev, pod)
