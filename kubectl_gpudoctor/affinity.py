@@ -91,6 +91,18 @@ def selector_failures(pod: dict, node: dict) -> List[str]:
     return out
 
 
+def failing_requirements(pod: dict, node: dict) -> List[tuple]:
+    """(key, operator) of every nodeSelector entry / required-affinity expression the node fails."""
+    lab = labels(node)
+    out = [(k, "=") for k, v in (spec(pod).get("nodeSelector") or {}).items() if lab.get(k) != v]
+    terms = required_node_terms(pod)
+    if terms and all(term_failures(node, t) for t in terms):
+        for term in terms:
+            out += [(e.get("key"), e.get("operator")) for e in term.get("matchExpressions") or []
+                    if not expression_matches(lab, e)]
+    return out
+
+
 def selector_keys(pod: dict) -> List[str]:
     """Label keys the pod's node constraints look at (to show the nodes' actual values)."""
     keys = list((spec(pod).get("nodeSelector") or {}).keys())

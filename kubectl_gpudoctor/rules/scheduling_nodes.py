@@ -49,20 +49,29 @@ def node_selector_mismatch(ev):
     keys = affinity.selector_keys(ev.pod)
     lines = [Line("spec", "spec.nodeSelector / affinity.nodeAffinity", f) for f in failing][:4]
     lines += node_labels_line(views, keys) + said_line(said, "selector")
+    failing_reqs = Counter(r for v in views for r in affinity.failing_requirements(ev.pod, v.node))
     return Hit(f"The pod's node constraints exclude all {len(views)} node(s) that advertise {_gpu_words(ev)} "
-               f"({names(views)}): {top}.", lines, snippet=_selector_snippet(views, keys))
+               f"({names(views)}): {top}.", lines, snippet=_selector_snippet(views, keys, failing_reqs))
 
 
-def _selector_snippet(views, keys):
+def _selector_snippet(views, keys, failing_reqs):
+    """The GPU nodes' actual values for the selected keys, and a selector that matches them when the
+    failing requirement is an equality (nodeSelector) or an In expression."""
     out = ["# values the GPU nodes actually carry for the selected keys:"]
     for key in keys:
         vals = Counter(labels(v.node).get(key) for v in views)
         shown = ", ".join(f"{val} ({n} node(s))" for val, n in vals.most_common(4) if val is not None) or "absent"
         out.append(f"#   {key}: {shown}")
-    first = next((k for k in keys if any(k in labels(v.node) for v in views)), None)
-    if first:
-        val = Counter(labels(v.node).get(first) for v in views if first in labels(v.node)).most_common(1)[0][0]
-        out += ["nodeSelector:", f"  {first}: \"{val}\""]
+    for (key, op), _ in failing_reqs.most_common():
+        present = Counter(labels(v.node)[key] for v in views if key in labels(v.node))
+        if not present or op not in ("=", "In"):
+            continue
+        val = present.most_common(1)[0][0]
+        if op == "=":
+            out += ["nodeSelector:", f"  {key}: \"{val}\""]
+        else:
+            out += ["- key: " + key, "  operator: In", f"  values: [\"{val}\"]"]
+        break
     return "\n".join(out)
 
 
