@@ -140,6 +140,12 @@ def _log_order(pod: dict) -> List[str]:
     return failing + rest
 
 
+def quoted(text: str) -> str:
+    """A log line in quotes that do not clash with its own."""
+    q = "'" if '"' in text else '"'
+    return f"{q}{text}{q}"
+
+
 def last_error(ev: Evidence, pod: dict) -> Optional[Tuple[str, bool, str]]:
     """(container, previous, line): the most telling error line of a component pod's logs."""
     from .logscan import clean

@@ -95,6 +95,9 @@ def resource_rows(ev: Evidence, node: dict) -> List[dict]:
     pods = [p for p in ev.pods_on(name(node)) if not is_terminated(p)]
     st = status(node)
     names = sorted(r for r in set(st.get("capacity") or {}) | set(st.get("allocatable") or {}) if _device_resource(r))
+    for vendor in gpu_vendors(node):   # a GPU node that advertises nothing still shows its GPU resource, at 0
+        if not vendor_resources(node, vendor):
+            names.append(go.VENDOR_DEFAULT_RESOURCE[vendor])
     names.sort(key=lambda r: (not is_gpu_resource(r), not r.startswith("rdma/"), r))
     rows = []
     for res in names:

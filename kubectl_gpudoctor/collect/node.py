@@ -103,6 +103,8 @@ def log_requests(ev: Evidence, limit: int, only_broken: bool = False) -> List[Re
     if node is None or not gpustack.pods_known(ev, name(node)):
         return []
     unhealthy = any(k8s_cap > k8s_alloc for k8s_cap, k8s_alloc in _gpu_counts(node))
+    mig = nodeview.mig_state(node)
+    mig_busy = bool(mig) and mig[0] != "success"   # the MIG manager's log says why
     reqs: List[Request] = []
     for comp, pod in gpustack.component_pods(ev, node):
         healthy = gpustack.is_ready(pod) or (comp.one_shot and (pod.get("status") or {}).get("phase") == "Succeeded")
@@ -115,7 +117,7 @@ def log_requests(ev: Evidence, limit: int, only_broken: bool = False) -> List[Re
                 reqs.append(_log(pod, cname, True, ev.tail_lines))
             running = (cs.get("state") or {}).get("running") is not None
             if (stuck and stuck["name"] == cname and running) or (running and not cs.get("ready") and not stuck) \
-                    or (comp.device_plugin and unhealthy and running):
+                    or (comp.device_plugin and unhealthy and running) or (comp.key == "mig-manager" and mig_busy and running):
                 reqs.append(_log(pod, cname, False, ev.tail_lines))
     return reqs[:limit]
 

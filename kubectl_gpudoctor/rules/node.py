@@ -131,7 +131,7 @@ def gpus_unhealthy(ev):
     lines += [Line("log", ref, text) for ref, text in said[:6]]
     msg = f"{cap - alloc} of {cap} {res} on node {name(node)} are unhealthy (capacity {cap}, allocatable {alloc})."
     if said:
-        msg += " The device plugin reported: " + said[-1][1]
+        msg += f" The device plugin reported: {gpustack.quoted(said[-1][1])}."
     fix, rank = None, None
     if alloc == 0 and not gpustack.device_plugin_ready(ev, node):
         rank = GENERIC   # the plugin's absence explains it: device-plugin-not-running is the cause
@@ -172,7 +172,7 @@ def mig_config_failed(ev):
                f"is paused and GPU pods cannot start here until it finishes.")
         severity = "warning"
     if err:
-        msg += f" Its log says: {err[2]}"
+        msg += f" Its log says: {gpustack.quoted(err[2])}."
     return Hit(msg, lines, values=values, severity=severity)
 
 

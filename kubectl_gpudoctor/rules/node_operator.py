@@ -83,7 +83,7 @@ def _flapping(ev, ready: List[dict]):
         lines += [err] if err else []
         msg = (f"Device plugin pod {namespace(pod)}/{name(pod)} is Ready but restarted {term['restartCount']} time(s), "
                f"the last {ago} ago ({term.get('reason') or 'exit ' + str(term.get('exitCode'))})."
-               + (f" Its last error: {err.text}" if err else ""))
+               + (f" Its last error: {gpustack.quoted(err.text)}." if err else ""))
         return Hit(msg, lines, severity="warning", next=[_logs_command(ev, pod)])
     return None
 
@@ -99,7 +99,7 @@ def _not_ready(ev, node, pod):
     err = _error_line(ev, pod)
     if err:
         lines.append(err)
-        msg += f". Its last error: {err.text}"
+        msg += f". Its last error: {gpustack.quoted(err.text)}"
     elif health == "starting":
         msg += "; it is still starting"
     return Hit(msg.rstrip(".") + ".", lines, severity="warning" if health == "starting" else None,
@@ -203,7 +203,7 @@ def _chain_hit(ev, node, comp, pod, health, link, init, others):
     err = _error_line(ev, pod)
     if err:
         lines.append(err)
-        msg += f" Its log says: {err.text}"
+        msg += f" Its log says: {gpustack.quoted(err.text)}."
     if others:
         msg += " Also not ready: " + ", ".join(f"{c.key} ({podstate.display_status(p)})" for _, c, p, *_ in others[:5]) + "."
     severity = "warning" if health == "starting" or link.key in NON_BLOCKING else None
