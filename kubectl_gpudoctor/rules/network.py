@@ -1,1 +1,240 @@
 """Network-phase rules: CNI, NetworkPolicy and RDMA/Multus problems."""
+from __future__ import annotations
+
+import re
+
+from .. import logscan, multus, netpolicy, podstate
+from ..data import cni
+from ..k8s import (allocatable, annotations, capacity, condition, containers, is_netdev_resource, labels, name,
+                   namespace, netdev_request, node_resources, pod_requests, spec, status)
+from .common import event_line, first_match, pod_events, scheduled
+from .registry import DEFAULT, SPECIFIC, Hit, Line, Unknown, rule
+
+INFINIBAND = "/dev/infiniband"
+# Device resources that carry RDMA besides the catalogue's rdma/*, hostdev and SR-IOV names: AWS EFA, and the
+# SR-IOV network device plugin's default intel.com/ prefix.
+EXTRA_RDMA = re.compile(r"^(vpc\.amazonaws\.com/efa|intel\.com/.+)$")
+NFD_RDMA = ("feature.node.kubernetes.io/rdma.capable", "feature.node.kubernetes.io/rdma.available")
+
+
+def _pod_network(ev):
+    """Scheduled, not finished, and on the pod network (hostNetwork pods use no CNI)."""
+    pod = ev.pod
+    return (scheduled(ev) and status(pod).get("phase") not in ("Succeeded", "Failed")
+            and not spec(pod).get("hostNetwork"))
+
+
+def _sandbox_ready(pod) -> bool:
+    """The current sandbox has its network (PodReadyToStartContainers, PodHasNetwork before 1.29)."""
+    cond = condition(pod, "PodReadyToStartContainers") or condition(pod, "PodHasNetwork")
+    return bool(cond and cond.get("status") == "True")
+
+
+@rule("cni-failure", phase="network", severity="critical", rank=SPECIFIC, applies=_pod_network,
+      title="Pod network setup failed (CNI)",
+      remediation="Fix the CNI agent on node $node ($agent): read its log and restart it; the kubelet retries the "
+                  "sandbox by itself.")
+def cni_failure(ev):
+    """FailedCreatePodSandBox says the CNI plugin could not set up the pod's network (or the kubelet reports
+    NetworkNotReady), or the pod runs without a pod IP."""
+    pod, node = ev.pod, spec(ev.pod).get("nodeName")
+    if _sandbox_ready(pod) and status(pod).get("podIP"):
+        return None
+    events = pod_events(ev, ("FailedCreatePodSandBox", "NetworkNotReady"))
+    event, _ = first_match(events, f"{cni.NETWORK_SETUP}|{cni.NETWORK_NOT_READY}")
+    if event is None:
+        if status(pod).get("phase") == "Running" and not status(pod).get("podIP"):
+            return Hit(f"The pod is Running on node {node} but has no pod IP: the CNI plugin did not report an "
+                       f"address for its sandbox.", [Line("status", "status.podIP", "(empty)")],
+                       values={"agent": "the CNI agent"})
+        return None
+    text = event.get("message") or ""
+    key, agent, selector = _plugin(text)
+    cause, fix = next(((c, f) for c, rx, f in cni.CAUSES if re.search(rx, text)), ("unknown", None))
+    m = re.search(cni.DETAIL, text, re.S)
+    detail = (m.group(1) if m else text).strip().rstrip("]").strip()[:300]
+    count = sum(int(e.get("count") or 1) for e in events)
+    return Hit(f"The {key} CNI plugin could not set up the pod's network on node {node} ({event.get('reason')}, "
+               f"{count} attempt(s)): {detail}" + ("" if detail.endswith(".") else "."),
+               [event_line(event)], values={"agent": agent}, fix=fix,
+               summary=f"CNI ({key}) cannot set up the pod network on {node}: {cause.replace('-', ' ')}",
+               next=[f"kubectl get pods -A -l {selector} --field-selector spec.nodeName={node} -o wide"] if selector else [])
+
+
+def _plugin(text):
+    """(plugin, agent, label selector): an explicit delegate type wins over the Multus wrapper around it."""
+    types = [t for t in re.findall(r'plugin type="([^"]+)"', text) if not t.startswith("multus")]
+    probe = types[-1] if types and "network-attachment-definition" not in text else text
+    for key, rx, agent, selector in cni.PLUGINS:
+        if re.search(rx, probe):
+            return key, agent, selector
+    return (types[-1] if types else "cluster"), "the CNI agent", ""
+
+
+def _policy_applies(ev):
+    """Scheduled, on the pod network, not Succeeded (a Failed training pod's policy still matters)."""
+    return scheduled(ev) and status(ev.pod).get("phase") != "Succeeded" and not spec(ev.pod).get("hostNetwork")
+
+
+@rule("networkpolicy-blocks-traffic", phase="network", severity="warning", rank=DEFAULT, applies=_policy_applies,
+      needs=("networkpolicies",), title="A NetworkPolicy blocks the pod's peers or DNS",
+      remediation="Allow the job's pods to reach each other on every port (and DNS) in namespace $namespace: add "
+                  "the NetworkPolicy below next to the policy that isolates the pod ($policies).")
+def networkpolicy_blocks_traffic(ev):
+    """A NetworkPolicy selecting the pod isolates it (Egress or Ingress) and no rule allows its job's other pods in
+    the namespace (or DNS); critical when the log shows NCCL/torch.distributed/connection failures."""
+    pod = ev.pod
+    policies = [p for p in ev.all("NetworkPolicy") if namespace(p) == namespace(pod)]
+    if not policies:
+        return None
+    peer = netpolicy.job_peer(pod, ev.get("Namespace", namespace(pod)))
+    dns = netpolicy.dns_peer(ev.get("Namespace", "kube-system"))
+    verdicts = [netpolicy.evaluate(pod, policies, "Egress", peer), netpolicy.evaluate(pod, policies, "Ingress", peer),
+                netpolicy.evaluate(pod, policies, "Egress", dns)]
+    log = logscan.first(ev, pod, [c["name"] for c in containers(pod)], "networkpolicy-blocks-traffic")
+    wanted = [v for v in verdicts if v.blocked and _matters(v, pod, log)]
+    if not wanted:
+        undecided = any(v.result == "unknown" for v in verdicts) and ev.gap("namespaces")
+        return Unknown.from_gap(ev.gap("namespaces")) if undecided and (log or podstate.health(pod) != "healthy") else None
+    if podstate.health(pod) == "healthy" and not log:
+        return None   # the pod works: the CNI may not enforce policies, or the job needs no other pods
+    return _policy_hit(pod, policies, wanted, log)
+
+
+def _policy_hit(pod, policies, wanted, log):
+    names = sorted({n for v in wanted for n in v.policies})
+    by_name = {name(p): p for p in policies}
+    lines = [Line("object", f"networkpolicies/{n}", netpolicy.describe(by_name[n])) for n in names]
+    lines += [log.as_line(name(pod))] if log else []
+    msg = "; ".join(_says(v) for v in wanted) + "."
+    if log is not None:
+        msg += f" The log shows the failure this causes: {log.line.strip()[:200]}"
+    dns = [v for v in wanted if _is_dns(v)]
+    return Hit(msg[0].upper() + msg[1:], lines, severity="critical" if log and _explains(log, wanted) else None,
+               values={"policies": ", ".join(names)},
+               snippet=netpolicy.allow_snippet(pod, ingress=any(v.direction == "Ingress" for v in wanted),
+                                               egress=any(v.direction == "Egress" and not _is_dns(v) for v in wanted),
+                                               dns=bool(dns)),
+               summary=f"NetworkPolicy {', '.join(names)} blocks {', '.join(_short(v) for v in wanted)}",
+               next=[f"kubectl get networkpolicy -n {namespace(pod)} -o yaml"])
+
+
+def _is_dns(v) -> bool:
+    return v.peer.namespace == "kube-system" and v.peer.port == 53
+
+
+def _matters(v, pod, log) -> bool:
+    """Peer traffic matters for distributed pods (or when the log shows peer failures); DNS for everyone."""
+    if _is_dns(v):
+        return True
+    return netpolicy.is_distributed(pod) or (log is not None and log.signature.id.startswith("peer-"))
+
+
+def _explains(log, wanted) -> bool:
+    kind = log.signature.id.split("-", 1)[0]
+    dns = any(_is_dns(v) for v in wanted)
+    peers = any(not _is_dns(v) for v in wanted)
+    return {"peer": peers, "dns": dns, "conn": dns or any(v.direction == "Egress" for v in wanted)}.get(kind, False)
+
+
+def _says(v) -> str:
+    way = "egress to" if v.direction == "Egress" else "ingress from"
+    deny = f" (default deny: {', '.join(v.default_deny)})" if v.default_deny else ""
+    if v.result == "partial":
+        return (f"NetworkPolicy {', '.join(v.policies)} allows {way} {v.peer.what} only on {', '.join(v.ports)}; "
+                f"NCCL and torch.distributed need every port between ranks")
+    return f"NetworkPolicy {', '.join(v.policies)} isolates the pod for {v.direction} and allows no {way} {v.peer.what}{deny}"
+
+
+def _short(v) -> str:
+    return ("DNS" if _is_dns(v) else
+            f"{'egress to' if v.direction == 'Egress' else 'ingress from'} the job's pods")
+
+
+# --- RDMA and secondary networks ------------------------------------------------------------
+
+def _rdma_resource(res: str) -> bool:
+    return is_netdev_resource(res) or bool(EXTRA_RDMA.match(res))
+
+
+def _mounts_infiniband(pod) -> bool:
+    return any(((v.get("hostPath") or {}).get("path") or "").rstrip("/").startswith(INFINIBAND)
+               for v in spec(pod).get("volumes") or [])
+
+
+def _wants_devices(ev):
+    pod = ev.pod
+    return (scheduled(ev) and status(pod).get("phase") != "Succeeded"
+            and bool(netdev_request(pod) or _mounts_infiniband(pod) or multus.requested(pod)
+                     or any(_rdma_resource(r) for r in _requests(pod))))
+
+
+def _requests(pod):
+    return {r: int(v) for r, v in pod_requests(pod).items() if v > 0}
+
+
+@rule("rdma-device-missing", phase="network", severity="critical", rank=SPECIFIC, applies=_wants_devices,
+      title="RDMA device or secondary network missing for the pod",
+      remediation="Make node $node offer the device (NVIDIA network operator: RDMA shared device plugin or SR-IOV "
+                  "device plugin pods on that node, MOFED driver), or create the NetworkAttachmentDefinition the "
+                  "pod names.")
+def rdma_device_missing(ev):
+    """The pod requests an RDMA/SR-IOV resource (rdma/*, nvidia.com/hostdev, ...) or mounts /dev/infiniband but its
+    node advertises none, or its Multus annotation names a NetworkAttachmentDefinition that does not exist."""
+    pod = ev.pod
+    found = _missing_attachments(ev, pod)
+    if isinstance(found, Hit):
+        return found
+    node = ev.node
+    if node is None:
+        return Unknown.from_gap(ev.gap("nodes")) if ev.gap("nodes") else found
+    return _missing_devices(ev, pod, node) or found
+
+
+def _missing_attachments(ev, pod):
+    """A Hit for the first missing NAD, an Unknown when one could not be read, else None."""
+    unknown = None
+    for att in multus.requested(pod):
+        if ev.get("NetworkAttachmentDefinition", att.name, att.namespace) is not None:
+            continue
+        if ev.is_absent("NetworkAttachmentDefinition", att.name, att.namespace):
+            there = sorted(name(n) for n in ev.all("NetworkAttachmentDefinition") if namespace(n) == att.namespace)
+            return Hit(f"The pod's {att.annotation} annotation names NetworkAttachmentDefinition "
+                       f"{att.namespace}/{att.name}, which does not exist (in {att.namespace}: "
+                       f"{', '.join(there) or 'none, or the k8s.cni.cncf.io API is not installed'}); Multus cannot "
+                       f"attach {att.interface or 'the interface'} and the pod sandbox is not created.",
+                       [Line("spec", f"metadata.annotations[{att.annotation}]", annotations(pod).get(att.annotation, "")),
+                        Line("object", "network-attachment-definitions", f"{att.namespace}/{att.name} not found")],
+                       fix=f"Create NetworkAttachmentDefinition {att.name} in namespace {att.namespace} (or fix the "
+                           f"annotation to one of: {', '.join(there) or 'none exist'}).",
+                       summary=f"NetworkAttachmentDefinition {att.namespace}/{att.name} does not exist")
+        gap = ev.gap("network-attachment-definitions")
+        unknown = unknown or (Unknown.from_gap(gap) if gap else None)
+    return unknown
+
+
+def _missing_devices(ev, pod, node):
+    """Requested RDMA resources (the pod's, and those of its NADs) the node does not advertise; /dev/infiniband
+    mounted on a node with no RDMA resource while NCCL finds no IB device (or NFD finds no RDMA hardware)."""
+    wanted = {r for r in _requests(pod) if _rdma_resource(r)}
+    for att in multus.requested(pod):
+        nad = ev.get("NetworkAttachmentDefinition", att.name, att.namespace)
+        wanted |= {multus.resource_name(nad)} - {""} if nad else set()
+    missing = sorted(r for r in wanted if allocatable(node, r) <= 0)
+    ib_log = logscan.first(ev, pod, [c["name"] for c in containers(pod)], "rdma-device-missing")
+    lines = [Line("node", f"nodes/{name(node)}.status.allocatable[{r}]",
+                  f"capacity {capacity(node, r)}, allocatable {allocatable(node, r)}") for r in missing]
+    lines += [ib_log.as_line(name(pod))] if ib_log else []
+    if missing and (podstate.health(pod) != "healthy" or ib_log):
+        return Hit(f"The pod needs {', '.join(missing)} but node {name(node)} advertises none (the RDMA/SR-IOV device "
+                   f"plugin there is not running or found no devices).", lines,
+                   summary=f"Node {name(node)} advertises no {', '.join(missing)}")
+    no_hw = any(k.startswith("feature.node.kubernetes.io/") for k in labels(node)) and \
+        not any(labels(node).get(k) == "true" for k in NFD_RDMA)
+    if _mounts_infiniband(pod) and not node_resources(node, _rdma_resource) and (ib_log or (no_hw and podstate.health(pod) != "healthy")):
+        why = f"NCCL finds no InfiniBand device ({ib_log.line.strip()[:120]})" if ib_log else \
+            "node feature discovery reports no RDMA-capable device on it"
+        return Hit(f"The pod mounts {INFINIBAND} from node {name(node)}, which advertises no RDMA resource, and {why}.",
+                   lines + [Line("spec", "spec.volumes[hostPath]", INFINIBAND)],
+                   summary=f"No RDMA device for the pod on node {name(node)}")
+    return None

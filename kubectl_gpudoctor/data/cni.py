@@ -1,0 +1,56 @@
+"""CNI plugins and their sandbox-network errors as data: who the agent is, what the error means, what to do."""
+from __future__ import annotations
+
+# A FailedCreatePodSandBox message is a network-setup failure when it carries one of these wrappers:
+# containerd "failed to setup network for sandbox", dockershim "networkPlugin cni failed to set up pod ...
+# network" / "failed to set up sandbox container ... network for pod", CRI-O "error adding pod ... to CNI network"
+# and "failed to create pod network sandbox", libcni "plugin type=... failed (add)", Multus and the thick Multus
+# shim (projectcalico/calico#9215, aws/amazon-vpc-cni-k8s#1709, flannel-io/flannel#2253, cilium/cilium#40312,
+# k8snetworkplumbingwg/multus-cni#456 and #1072). Teardown-only errors ("(delete)", "failed to destroy network")
+# are not setup failures.
+NETWORK_SETUP = (r"failed to (?:setup|set up) network for sandbox|[Nn]etwork[Pp]lugin cni failed to set up pod|"
+                 r"failed to set up sandbox container \"[^\"]*\" network for pod|failed to create pod network sandbox|"
+                 r"error adding pod \S+ to CNI network|plugin type=\"[^\"]+\"(?: name=\"[^\"]+\")? failed \(add\)|"
+                 r"Multus: \[|CNI request failed")
+# The kubelet's NetworkNotReady event on a pod: "network is not ready: container runtime network not ready:
+# NetworkReady=false reason:NetworkPluginNotReady message:Network plugin returns error: cni plugin not initialized".
+NETWORK_NOT_READY = r"network is not ready: container runtime network not ready"
+# The part of the message that says what went wrong, after the wrappers.
+DETAIL = r"(?:failed \(add\)|network for pod \"[^\"]*\": [^:]+ network|set up pod \"[^\"]*\" network|ERRORED|Multus):\s*(.+)$"
+
+# (key, regex over the message, the agent, a label selector for its pods)
+PLUGINS = (
+    ("multus", r"[Mm]ultus|network-attachment-definition", "the Multus daemon (kube-multus-ds)", "app=multus"),
+    ("calico", r"type=\"calico\"|ClusterInformation|/var/lib/calico|calico", "calico-node", "k8s-app=calico-node"),
+    ("cilium", r"cilium", "the cilium agent", "k8s-app=cilium"),
+    ("aws-vpc-cni", r"aws-cni|aws-node|ipamd|failed to assign an IP address|127\.0\.0\.1:50051",
+     "aws-node (VPC CNI ipamd)", "k8s-app=aws-node"),
+    ("flannel", r"flannel", "kube-flannel", "app=flannel"),
+    ("weave", r"weave|127\.0\.0\.1:6784", "weave-net", "name=weave-net"),
+    ("azure", r"azure-vnet|azure-cns|AzureCNI", "azure-cns", "k8s-app=azure-cns"),
+    ("antrea", r"antrea", "antrea-agent", "component=antrea-agent"),
+    ("ovn-kubernetes", r"ovn", "ovnkube-node", "app=ovnkube-node"),
+)
+
+# (cause, regex, remedy) - most specific first.
+CAUSES = (
+    ("ip-exhausted",
+     r"failed to assign an IP address|no IP addresses available|failed to allocate for range|"
+     r"IPAM.*(?:exhausted|no more free|failed to allocate)|InsufficientCidrBlocks|ipam.*no (?:available|free)",
+     "The node or its subnet has no free pod IPs: free addresses (delete Completed/Failed pods on the node), "
+     "enlarge the subnet or pod CIDR, or for the AWS VPC CNI enable prefix delegation / raise WARM_IP_TARGET."),
+    ("attachment-missing",
+     r"cannot find (?:get )?a network-attachment-definition|network-attachment-definitions\.k8s\.cni\.cncf\.io \"[^\"]+\" not found",
+     "Create the NetworkAttachmentDefinition the pod's k8s.v1.cni.cncf.io/networks annotation names, in that "
+     "namespace, or fix the annotation."),
+    ("unauthorized",
+     r"[Uu]nauthorized|connection is unauthorized|[Ff]orbidden",
+     "The CNI plugin's credentials for the API server were rejected (an expired or rotated service-account "
+     "token in its CNI kubeconfig): restart the CNI agent pod on that node so it writes a fresh token."),
+    ("agent-down",
+     r"connection refused|no such file or directory|Is the agent running|dial unix|subnet\.env|"
+     r"cni plugin not initialized|cni config uninitialized|No networks found|failed to find plugin|"
+     r"context deadline exceeded|i/o timeout",
+     "The CNI agent on the node is not running or not ready (its socket, config or binaries are missing): "
+     "check the agent pod on that node and its log, then let the kubelet retry."),
+)
