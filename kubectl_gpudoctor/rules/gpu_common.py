@@ -1,0 +1,283 @@
+"""Evidence helpers for the GPU crash rules: crashed containers, decisive log lines, visibility causes, snippets."""
+from __future__ import annotations
+
+import re
+from collections import Counter
+from typing import Iterable, Optional
+
+from .. import logscan, podstate
+from ..data import cuda_driver as cd
+from ..k8s import container_gpus, containers, labels, name, spec, status
+from ..placement import knows_free
+from ..quantity import parse_quantity
+from .common import status_line
+from ..timeutil import seconds_between
+from .registry import Hit, Line
+
+NVIDIA_RESOURCE = re.compile(r"^nvidia\.com/(gpu|gpu\.shared|mig-.+)$")
+# Env values that hide every GPU: the NVIDIA container toolkit treats NVIDIA_VISIBLE_DEVICES void/empty as
+# "no GPU, no driver" and none as "driver libraries but no device"; CUDA hides all devices for "" or -1.
+HIDING_ENV = {"NVIDIA_VISIBLE_DEVICES": ("void", "none", ""), "CUDA_VISIBLE_DEVICES": ("", "-1", "none", "nodevfiles")}
+# NVIDIA's DaemonSet/GPU operator name their pods nvidia-device-plugin-*; GKE's is nvidia-gpu-device-plugin-*.
+PLUGIN_POD = re.compile(r"nvidia-device-plugin|nvidia-gpu-device-plugin")
+# A matched line belongs to the crash when at most this many ordinary lines follow it; a server that caught a
+# per-request error and kept serving prints many more (access logs, throughput lines).
+CRASH_TAIL_LINES = 15
+# The kubelet resets the crash-loop back-off after 10 minutes of running: an older crash of a Ready container is history.
+RECOVERED_AFTER_S = 600
+# Per-process prefixes that come before a traceback's indentation: kubectl --timestamps, vLLM's
+# "(APIServer pid=1) " / "(EngineCore_0 pid=57) ", torch.distributed's "[rank0]: ".
+_PREFIX = re.compile(r"^(?:\d{4}-\d\d-\d\dT\S+\s)?(?:\([^)]*pid=\d+\)\s?|\[rank\d+\]:\s?)?")
+# Not ordinary output: indented traceback/stack lines, error vocabulary, and dumped code (PTX/JSON) after an error.
+_NOT_ORDINARY = re.compile(r"^\s|^[.{}/\]\[]|;\s*$|error|exception|traceback|warn|fatal|fail|abort|killed|terminat"
+                           r"|shut|exit|raise|signal|core dump|stack|frame", re.I)
+
+
+def crashed(ev):
+    """(container, status, termination, log key) for containers (init ones too) whose latest run exited non-zero
+    and still matters; the log key says which log (previous or not) holds that run, None when none was read."""
+    for c, cs, _ in podstate.all_container_states(ev.pod):
+        term = podstate.latest_termination(cs)
+        if term and term.get("exitCode", 0) != 0 and not _recovered(ev, cs):
+            yield c, cs, term, _run_log(ev, c["name"], cs, term)
+
+
+def _recovered(ev, cs) -> bool:
+    """Running and Ready for longer than the kubelet's 10-minute back-off reset: the old crash is history."""
+    running = (cs.get("state") or {}).get("running")
+    up = seconds_between((running or {}).get("startedAt"), ev.now())
+    return bool(running is not None and cs.get("ready") and up is not None and up >= RECOVERED_AFTER_S)
+
+
+def _run_log(ev, cname, cs, term) -> Optional[bool]:
+    """The kubelet serves the terminated run as the current log while the container is terminated or waits in
+    back-off (and also as `previous` once it restarted); a newer running instance owns the current log."""
+    if podstate.terminated(cs) is term:
+        order = (False, True)
+    elif (cs.get("state") or {}).get("running") is not None:
+        order = (True,)
+    else:
+        order = (True, False)
+    return next((prev for prev in order if ev.log(ev.pod, cname, prev)), None)
+
+
+def crash_match(ev, cname: str, prev: Optional[bool], rules: Iterable[str], accept=None) -> Optional[logscan.Match]:
+    """The newest line of these rules' signatures in the failed run's log that belongs to the crash, or None."""
+    if prev is None:
+        return None
+    found = [m for r in rules for m in logscan.scan(ev, ev.pod, cname, r) if m.previous == prev]
+    found.sort(key=lambda m: -m.lineno)
+    for m in found:
+        if (accept is None or accept(m)) and _in_crash_tail(ev, m):
+            return m
+    return None
+
+
+def matches(ev, cname: str, prev: Optional[bool], rule_id: str) -> list:
+    """Every line of a rule's signatures in the failed run's log, newest first."""
+    return [m for m in logscan.scan(ev, ev.pod, cname, rule_id) if m.previous == prev] if prev is not None else []
+
+
+def _in_crash_tail(ev, m) -> bool:
+    rest = logscan.clean(ev.log(ev.pod, m.container, m.previous) or "").split("\n")[m.lineno:]
+    rest = [_PREFIX.sub("", line, count=1) for line in rest]
+    return sum(1 for line in rest if line.strip() and not _NOT_ORDINARY.search(line)) <= CRASH_TAIL_LINES
+
+
+def status_of(c, cs, term) -> Line:
+    return status_line(c["name"], "state" if podstate.terminated(cs) is term else "lastState", term)
+
+
+def nvidia_gpus(c) -> dict:
+    return {r: n for r, n in container_gpus(c).items() if NVIDIA_RESOURCE.match(r)}
+
+
+def gpu_text(gpus: dict) -> str:
+    return ", ".join(f"{r}: {n}" for r, n in sorted(gpus.items()))
+
+
+def smi_127(c, term) -> bool:
+    """nvidia-smi in the command and exit 127: the shell did not find it (no log needed)."""
+    cmd = " ".join((c.get("command") or []) + (c.get("args") or []))
+    return "nvidia-smi" in cmd and term.get("exitCode") == 127 and term.get("reason") != "OOMKilled"
+
+
+def env_value(c, key) -> Optional[str]:
+    """A literal env value of the container ('' when set empty: the API omits empty values), None if unset."""
+    for e in c.get("env") or []:
+        if e.get("name") == key and "valueFrom" not in e:
+            return e.get("value", "")
+    return None
+
+
+def node_labels(ev) -> dict:
+    return labels(ev.node) if ev.node else {}
+
+
+def crash_hit(ev, c, cs, term, m, message, extra=(), **kw) -> Hit:
+    lines = [status_of(c, cs, term)] + ([m.as_line(name(ev.pod))] if m else []) + list(extra)
+    kw.setdefault("values", {})["container"] = c["name"]
+    return Hit(message, lines, **kw)
+
+
+def quote(m, c, term) -> str:
+    """The matched log line without its process prefix (shortened), or the exit code of an nvidia-smi command."""
+    if m:
+        line = _PREFIX.sub("", m.line.strip(), count=1).strip()
+        return line if len(line) <= 320 else line[:317] + "..."
+    return f"exit code {term.get('exitCode')} from `{' '.join((c.get('command') or []) + (c.get('args') or []))}`"
+
+
+# --- why a GPU container sees no GPU --------------------------------------------------------------
+
+def plugin_state(ev):
+    """('missing'|'not-ready'|'ok'|'unknown', detail) for the NVIDIA device plugin pod on the pod's node."""
+    node_name = spec(ev.pod).get("nodeName")
+    if not node_name or not ev.node or not knows_free(ev, ev.node):
+        return "unknown", "the pods on the node were not readable"
+    plugins = [p for p in ev.pods_on(node_name) if PLUGIN_POD.search(name(p) + " " + " ".join(labels(p).values()))]
+    if not plugins:
+        return "missing", f"no nvidia-device-plugin pod runs on node {node_name}"
+    ready = [p for p in plugins if status(p).get("phase") == "Running"
+             and all(cs.get("ready") for cs in status(p).get("containerStatuses") or [{}])]
+    if ready:
+        return "ok", f"device plugin {name(ready[0])} is Running and Ready"
+    p = plugins[0]
+    return "not-ready", f"device plugin pod {name(p)} on node {node_name} is {podstate.display_status(p)}, not Ready"
+
+
+def visibility_cause(ev, pod, c, libs=False):
+    """(cause, fix, snippet): the most likely reason a GPU container sees no GPU/driver, ranked; 'unknown: …' if none."""
+    for key, hiding in HIDING_ENV.items():
+        val = env_value(c, key)
+        if val is not None and val.strip().lower() in hiding:
+            return (f"container env sets {key}={val!r}, which hides every GPU from the container",
+                    f"Remove {key} from container {c['name']}'s env: the device plugin sets the visible devices itself.",
+                    f"# container {c['name']}: delete this env entry\n- name: {key}\n  value: \"{val}\"")
+    caps = env_value(c, "NVIDIA_DRIVER_CAPABILITIES")
+    if libs and caps is not None and not re.search(r"\ball\b|\bcompute\b|\butility\b", caps):
+        return (f"container env sets NVIDIA_DRIVER_CAPABILITIES={caps!r}, so the toolkit injects neither libcuda "
+                "(compute) nor nvidia-smi (utility)", f"Set NVIDIA_DRIVER_CAPABILITIES=compute,utility on {c['name']}.",
+                f"# container {c['name']}\nenv:\n- name: NVIDIA_DRIVER_CAPABILITIES\n  value: compute,utility")
+    if not spec(pod).get("runtimeClassName"):
+        peers = Counter(spec(p)["runtimeClassName"] for p in ev.all("Pod") if p is not pod
+                        and spec(p).get("runtimeClassName") and any(nvidia_gpus(x) for x in containers(p)))
+        if peers:
+            rc = peers.most_common(1)[0][0]
+            return (f"the pod sets no runtimeClassName while the other GPU pods here use runtimeClassName {rc!r}; "
+                    "without it the NVIDIA runtime does not inject the GPU",
+                    f"Set spec.runtimeClassName: {rc} in the pod template.", f"# pod {name(pod)} (spec)\nruntimeClassName: {rc}")
+    state, detail = plugin_state(ev)
+    if state in ("missing", "not-ready"):
+        return (detail, "Fix the NVIDIA device plugin on this node (its DaemonSet, node selector/taints, previous "
+                        "logs), then delete the pod so it is recreated with a GPU.", None)
+    rcs = [name(o) for o in ev.all("RuntimeClass") if "nvidia" in (o.get("handler") or name(o))]
+    if rcs and not spec(pod).get("runtimeClassName"):
+        return (f"possibly the missing runtimeClassName: RuntimeClass {rcs[0]!r} exists and the pod does not use it "
+                "(needed unless nvidia is containerd's default runtime on the node)",
+                f"Set spec.runtimeClassName: {rcs[0]} unless containerd's default runtime on the node is nvidia.",
+                f"# pod {name(pod)} (spec)\nruntimeClassName: {rcs[0]}")
+    gaps = [f"{s} not readable ({ev.gap(s).reason})" for s in ("pods", "runtimeclasses") if ev.gap(s)]
+    why = "; ".join(gaps + ([detail] if state == "unknown" else []))
+    return ("unknown: no env hides the GPU, no runtimeClass difference and no device-plugin problem was found"
+            + (f" ({why})" if why else ""), None, None)
+
+
+# --- advice computed from evidence ------------------------------------------------------------------
+
+def oom_advice(m, c):
+    """(fix, snippet) from an out-of-memory line, using vLLM's/TGI's own numbers when the line gives them."""
+    fit = re.search(r"estimated maximum model length is (\d+)|stored in KV cache \((\d+)\)", m.line)
+    if fit:
+        n = fit.group(1) or fit.group(2)
+        return (f"The KV cache holds only {n} tokens at this --gpu-memory-utilization: set --max-model-len {n} or "
+                "lower, raise --gpu-memory-utilization if memory is free, quantize, or add GPUs (--tensor-parallel-size).",
+                f"# container {c['name']} args\n- --max-model-len\n- \"{n}\"")
+    if m.signature.id == "vllm-free-memory":
+        return ("Another process already holds GPU memory: lower --gpu-memory-utilization to what is free, or find "
+                "the other process (a shared/time-sliced GPU, a leftover pod).", None)
+    tgi = re.search(r"handle (\d+) prefill tokens", m.line)
+    if tgi:
+        return (f"Lower --max-batch-prefill-tokens below {tgi.group(1)} (and --max-batch-total-tokens), or use a "
+                "bigger GPU / more shards.",
+                f"# container {c['name']} args\n- --max-batch-prefill-tokens\n- \"{int(tgi.group(1)) // 2}\"")
+    return None, None
+
+
+def shm_volume(pod, c) -> Optional[dict]:
+    """The volume mounted at /dev/shm in this container, or None (the runtime's 64Mi default)."""
+    for vm in c.get("volumeMounts") or []:
+        if (vm.get("mountPath") or "").rstrip("/") == "/dev/shm":
+            return next((v for v in spec(pod).get("volumes") or [] if v.get("name") == vm.get("name")),
+                        {"name": vm.get("name")})
+    return None
+
+
+def shm_size(c) -> str:
+    """Half the container's memory limit (tmpfs pages count against it), between 1Gi and 16Gi; 8Gi without one."""
+    limit = parse_quantity(((c.get("resources") or {}).get("limits") or {}).get("memory"))
+    if not limit:
+        return "8Gi"
+    return f"{max(1, min(16, int(limit) // 2 // 2 ** 30))}Gi"
+
+
+def driver_ok(ev, c) -> bool:
+    """The node's labelled driver runs the CUDA the container's image is built for; then a cudart 'driver
+    insufficient' error means libcuda was not injected at all (cudart says the same for a missing driver)."""
+    img, lbls = cd.image_cuda(c.get("image", "")), node_labels(ev)
+    driver, top = cd.node_driver(lbls), cd.node_cuda(lbls)
+    if img and driver:
+        return cd.compare(img[0], driver) != "too-old"
+    return bool(img and top and top[0] >= img[0][0])
+
+
+def ngc_fatal(ev, m) -> bool:
+    """The NGC entrypoint's 'compatibility mode is UNAVAILABLE' is fatal only below the CUDA major's driver floor
+    (e.g. a 25.x image on R580 prints it and runs in minor-version compatibility)."""
+    if m.signature.id != "ngc-driver-unavailable":
+        return True
+    found = cd.parse_version(re.search(r"version (\S+) was detected", m.line).group(1))
+    text = logscan.clean(ev.log(ev.pod, m.container, m.previous) or "").split("\n")
+    built = re.search(r"built for NVIDIA Driver Release (\d+\.\d+)", "\n".join(text[max(0, m.lineno - 3):m.lineno]))
+    cuda = cd.driver_max_cuda(cd.parse_version(built.group(1))) if built else None
+    return bool(found and cuda and cd.compare(cuda, found) == "too-old")
+
+
+def driver_facts(driver, img, m) -> str:
+    """What the image needs and what the node's driver supports, in one sentence."""
+    parts = []
+    if img:
+        need, floor = cd.toolkit_driver(img[0]), cd.driver_floor(img[0])
+        parts.append(f"The image is built for CUDA {cd.cuda_str(img[0])} ({img[1]}), which needs driver >= {cd.fmt(floor)}"
+                     + (f" (>= {cd.fmt(need)} to run without minor-version-compatibility limits)" if need and need != floor else ""))
+    found = re.search(r"found version (\d+)", m.line) if m else None
+    if found and cd.cuda_from_driver_api(found.group(1)):
+        parts.append(f"the driver supports CUDA up to {cd.cuda_str(cd.cuda_from_driver_api(found.group(1)))}")
+    if driver:
+        top = cd.driver_max_cuda(driver)
+        parts.append(f"the node runs driver {cd.fmt(driver)}" + (f" (CUDA up to {cd.cuda_str(top)})" if top else ""))
+    if m and m.signature.id == "cuda-insufficient-driver" and not driver:
+        parts.append("cudart also says this when no libcuda was injected at all, and the node's driver is not labelled")
+    if not parts:
+        return "The node's driver version is not labelled (no GPU feature discovery labels)."
+    text = "; ".join(parts) + "."
+    return text[0].upper() + text[1:]
+
+
+def driver_label_line(ev, node_lbls) -> list:
+    text = ", ".join(f"{k}={v}" for k, v in sorted(node_lbls.items()) if k.startswith("nvidia.com/cuda."))
+    return [Line("node", f"nodes/{spec(ev.pod).get('nodeName')} labels", text)] if text else []
+
+
+def affinity_snippet(ev, node_lbls, img) -> Optional[str]:
+    """Node affinity on the GFD driver-major label for the image's CUDA, else on the CUDA major the node supports."""
+    if img:
+        need = cd.toolkit_driver(img[0]) or cd.driver_floor(img[0])
+        key, value = cd.driver_major_label(node_lbls), str(need[0] - 1)
+    elif cd.node_cuda(node_lbls):
+        key, value = "nvidia.com/cuda.runtime-version.major", str(cd.node_cuda(node_lbls)[0])
+    else:
+        return None
+    return (f"# pod {name(ev.pod)} (spec)\naffinity:\n  nodeAffinity:\n    requiredDuringSchedulingIgnoredDuringExecution:\n"
+            f"      nodeSelectorTerms:\n      - matchExpressions:\n        - key: {key}\n          operator: Gt\n"
+            f"          values: [\"{value}\"]")
