@@ -13,7 +13,7 @@ KNOWN_SOURCES = (
     "persistentvolumes", "storageclasses", "secrets", "configmaps", "networkpolicies",
     "daemonsets", "replicasets", "deployments", "statefulsets", "jobs", "cronjobs", "nvidiadrivers",
     "resourceclaims", "deviceclasses", "resourceslices", "network-attachment-definitions",
-    "clusterpolicies", "reservations", "reservationbindings", "namespaces",
+    "clusterpolicies", "reservations", "reservationbindings", "resourceclaimtemplates", "namespaces",
 )
 
 # kind -> source; kinds not listed use the lower-case plural of their kind.
