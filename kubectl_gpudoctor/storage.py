@@ -83,6 +83,21 @@ def pv_location(pv: dict) -> str:
     return "its node affinity"
 
 
+def bound_pvs(ev: Evidence, pod: dict) -> List[Tuple[str, dict]]:
+    """(claim name, PV) of every Bound claim whose PV is in the evidence."""
+    out = []
+    for _, claim, _ in pod_claims(pod):
+        pvc = ev.get("PersistentVolumeClaim", claim, namespace(pod))
+        pv = bound_pv(ev, pvc) if pvc is not None and claim_phase(pvc) == "Bound" else None
+        if pv is not None:
+            out.append((claim, pv))
+    return out
+
+
+def location_key(pv: dict) -> str:
+    return pv_location(pv).split("=", 1)[0] if "=" in pv_location(pv) else "topology.kubernetes.io/zone"
+
+
 def volume_failures(ev: Evidence, pod: dict, node: dict) -> Optional[List[str]]:
     """Bound PVs of the pod that cannot be used on the node; None when a bound PV could not be read."""
     out: List[str] = []

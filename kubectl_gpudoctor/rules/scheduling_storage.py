@@ -1,8 +1,6 @@
 """Scheduling rules about what the pod claims: PVCs, the zones of their volumes, and DRA ResourceClaims."""
 from __future__ import annotations
 
-from collections import Counter
-
 from .. import placement, storage
 from ..k8s import labels, meta, namespace, spec, status
 from ..timeutil import seconds_between
@@ -111,15 +109,19 @@ def volume_zone_conflict(ev):
     if verdict != "blocks":
         return None
     pool = placement.deciding(views, "volume")
-    reasons = Counter(r for v in pool for r in v.fails["volume"])
-    key = next((k for k in ("topology.kubernetes.io/zone", "topology.kubernetes.io/region", "kubernetes.io/hostname")
-                if k in reasons.most_common(1)[0][0]), "topology.kubernetes.io/zone")
-    zones = ", ".join(sorted({labels(v.node).get(key, "?") for v in pool}))
-    lines = [Line("object", "persistentvolumes", r) for r, _ in reasons.most_common(3)]
+    pinned = [(c, pv) for c, pv in storage.bound_pvs(ev, ev.pod)
+              if all(storage.pv_node_failures(pv, v.node) for v in pool)]
+    if not pinned:
+        return None
+    claim, pv = pinned[0]
+    key = storage.location_key(pv)
+    zones = ", ".join(sorted({labels(v.node).get(key, "(no label)") for v in pool}))
+    lines = [Line("object", f"persistentvolumes/{pv['metadata']['name']}", f"claim {c}: pinned to {storage.pv_location(p)}")
+             for c, p in pinned[:3]]
     lines += [Line("node", f"nodes/{v.name}", f"{key}={labels(v.node).get(key, '(absent)')}") for v in pool[:5]]
     lines += [said.line] if said and said.family("volume-zone") else []
-    return Hit(f"{reasons.most_common(1)[0][0]}; the GPU nodes that could take the pod ({names(pool)}) are in "
-               f"{key}={zones}.", lines, values={"zones": zones})
+    return Hit(f"PersistentVolume {pv['metadata']['name']} (claim {claim}) is pinned to {storage.pv_location(pv)}; "
+               f"the GPU nodes that could take the pod ({names(pool)}) have {key}={zones}.", lines, values={"zones": zones})
 
 
 def _uses_claims(ev):
