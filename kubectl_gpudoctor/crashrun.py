@@ -9,7 +9,7 @@ from typing import Iterator, List, Optional, Tuple
 
 from . import logscan, podstate
 from .data.log_signatures import SIGNATURES
-from .data.signals import PROBE_KILL
+from .data.signals import NATIVE_CRASH_LINE, PROBE_KILL
 from .data.signatures_app import ERRORISH, NOT_FATAL, SUCCESS, TRACEBACK
 from .evidence import Evidence, Line
 from .timeutil import parse_time, seconds_between
@@ -141,6 +141,20 @@ def status_match(cs: dict, rule_id: str):
 
 def last_lines(text: str, n: int = 3) -> List[str]:
     return [l.strip() for l in logscan.clean(text or "").split("\n") if l.strip()][-n:]
+
+
+def native_crash_lines(text: str, n: int = 3) -> List[str]:
+    """The lines where a native crash announces itself near the end of a log (with the crashing Python frame
+    after faulthandler's "Current thread"), else the last lines."""
+    lines = last_lines(text, 60)
+    rx = re.compile(NATIVE_CRASH_LINE)
+    first = next((i for i, l in enumerate(lines) if rx.search(l)), None)
+    if first is None:
+        return lines[-n:]
+    out = [lines[first]]
+    current = next((i for i in range(first + 1, len(lines)) if lines[i].startswith("Current thread")), None)
+    rest = lines[current + 1:] if current is not None else lines[first + 1:]
+    return out + rest[: n - 1]
 
 
 def probe_kills(ev: Evidence, name: str, term: dict) -> List[dict]:

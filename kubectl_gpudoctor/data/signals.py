@@ -53,3 +53,10 @@ STOPPING = r"^Stopping container "
 
 # Signals that mean native code crashed: the last log lines say where.
 NATIVE_CRASH = ("SIGSEGV", "SIGABRT", "SIGBUS", "SIGILL", "SIGFPE")
+# Where a native crash announces itself in the log: CPython's faulthandler ("Fatal Python error: Segmentation
+# fault", then "Current thread ... (most recent call first):" and the crashing frame), libstdc++'s "terminate
+# called after throwing an instance of ..." / "  what():  ...", glibc's "free(): invalid pointer" and the shell's
+# "Segmentation fault (core dumped)".
+NATIVE_CRASH_LINE = (r"Fatal Python error|Segmentation fault|terminate called|what\(\):|Aborted|core dumped|Bus error"
+                     r"|Illegal instruction|\*\*\* (?:Error in|stack smashing)|free\(\): invalid|double free|corrupted (?:size|double)"
+                     r"|^SIG(?:SEGV|ABRT|BUS|ILL)\b|Caught signal \d+|received signal SIG")

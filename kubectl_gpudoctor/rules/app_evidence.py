@@ -2,6 +2,7 @@
 uses (names only), what a connection error means, probe budgets and observed start times. Pure; no I/O."""
 from __future__ import annotations
 
+import json
 import math
 import os
 import re
@@ -135,9 +136,19 @@ def exec_mode_fix(c, path, mount, vol) -> Tuple[str, str]:
         snippet = "# pod spec: mount the script with the execute bit (493 = 0755)\nvolumes:\n" + _indent(yaml.safe_dump([body], sort_keys=False), 0)
         return f", defaultMode {mode:#o}".replace("0o", "0"), snippet
     interp = "python" if path.endswith(".py") else "/bin/sh"
-    if path.endswith((".sh", ".py")):
-        return "", f"# container {c['name']}: run the script through its interpreter (or RUN chmod +x {path} in the image)\ncommand: [\"{interp}\", \"{path}\"]"
-    return "", f"# in the image's Dockerfile\nRUN chmod +x {path}"
+    if not path.endswith((".sh", ".py")) and not path.startswith("/"):
+        return "", ""
+    if not path.endswith((".sh", ".py")):
+        return "", f"# in the image's Dockerfile\nRUN chmod +x {path}"
+    cmd = list(c.get("command") or [])
+    if cmd and cmd[0] == path:
+        cmd = [interp] + cmd
+    else:
+        cmd = [re.sub(rf"(^|\s){re.escape(path)}", rf"\1{interp.rsplit('/', 1)[-1]} {path}", x) for x in cmd]
+    if cmd == list(c.get("command") or []):
+        cmd = [interp, path]
+    return "", (f"# container {c['name']}: run the script through its interpreter (or RUN chmod +x {path} in the image)\n"
+                f"command: {json.dumps(cmd)}")
 
 
 def not_writable_story(pod, c, path, mount, vol, eacces: bool):

@@ -2,12 +2,14 @@
 found, an application error nothing else explains, and the back-off clock. No I/O."""
 from __future__ import annotations
 
+import json
 import math
 import re
 from datetime import timedelta
 
 from .. import podstate
-from ..crashrun import block_matches, failure_block, failures, find, last_lines, log_ref, probe_kills, recent, run_log, where
+from ..crashrun import (block_matches, failure_block, failures, find, last_lines, log_ref, native_crash_lines, probe_kills,
+                        recent, run_log, where)
 from ..data.signals import NATIVE_CRASH, PROBE_FAILED, PROBE_KILL, SIGNAL_MEANING, STOPPING, signal_of
 from ..k8s import container_resources, controller_of, labels, meta, spec
 from ..quantity import format_bytes, parse_quantity
@@ -95,7 +97,7 @@ def killed_by_signal(ev):
             cause = SIGNAL_MEANING.get(sig, "killed by a signal")
         if sig in NATIVE_CRASH:
             text, previous = run_log(ev, c["name"], cs, term)
-            lines += [Line("log", log_ref(ev, c["name"], previous, "end"), l[:300]) for l in last_lines(text)]
+            lines += [Line("log", log_ref(ev, c["name"], previous, "crash"), l[:300]) for l in native_crash_lines(text)]
         return Hit(f"Container {c['name']} exited with code {code}" + (f" ({sig})" if sig else "") + f": {cause}.",
                    lines, values={"container": c["name"]})
     return None
@@ -124,11 +126,19 @@ def completed_under_controller(ev):
         lines = [status_line(c["name"], where(cs, term), term)]
         text, previous = run_log(ev, c["name"], cs, term)
         lines += [Line("log", log_ref(ev, c["name"], previous, "end"), l[:300]) for l in last_lines(text, 2)]
-        cmd = " ".join(c.get("command") or []) + " " + " ".join(c.get("args") or [])
-        bg = " Its command puts the server in the background (`&`), so the shell exits at once." if re.search(r"&\s*$|&\s*;|nohup ", cmd.strip()) else ""
+        shell = " ".join(c.get("args") or []) if (c.get("command") or [""])[-1:] == ["-c"] else ""
+        if re.search(r"&\s*$|nohup ", shell.strip()):
+            fg = "exec " + re.sub(r"^nohup\s+|\s*&\s*$", "", shell.strip())
+            return Hit(f"Container {c['name']} exits 0 at once ({human_duration(ran)}) because its shell command puts the "
+                       f"server in the background (`&`) and the shell, the container's main process, ends; "
+                       f"{_owner_words(pod, owner)} restarts it ({cs.get('restartCount', 0)} restarts).", lines,
+                       values={"container": c["name"]},
+                       fix="Run the server in the foreground as the container's main process: drop the trailing `&` "
+                           "(and nohup), and start it with `exec` so it receives SIGTERM.",
+                       snippet=f"# container {c['name']}\ncommand: [\"/bin/sh\", \"-c\"]\nargs: [{json.dumps(fg)}]")
         return Hit(f"Container {c['name']} exited with code 0 (Completed) after {human_duration(ran)} and "
                    f"{_owner_words(pod, owner)} restarts it: the process finished instead of serving "
-                   f"({cs.get('restartCount', 0)} restarts).{bg}", lines, values={"container": c["name"]})
+                   f"({cs.get('restartCount', 0)} restarts).", lines, values={"container": c["name"]})
     return None
 
 
@@ -159,12 +169,13 @@ def command_not_found(ev):
         if not (runtime or shell) or (term and not runtime and not recent(ev, cs)):
             continue
         text, previous = run_log(ev, c["name"], cs, term) if term else ("", False)
-        log = next(block_matches(failure_block(text), "command-not-found"), None)
+        found = list(block_matches(failure_block(text), "command-not-found"))
+        log = next((x for x in found if x[3].groupdict().get("cmd")), found[0] if found else None)
         missing = (runtime.group("cmd") or runtime.group("cmd2")) if runtime else (log[3].groupdict().get("cmd") if log else None)
         lines = [status_line(c["name"], where(cs, term) if term else "state", term or wait)]
         if log:
             lines.append(Line("log", log_ref(ev, c["name"], previous, f"line {log[1]}"), log[2].strip()[:300]))
-        cmd = " ".join(c.get("command") or []) or "(image ENTRYPOINT)"
+        cmd = " ".join((c.get("command") or []) + (c.get("args") or []))[:120] or "(the image's ENTRYPOINT)"
         what = f"`{missing}` does not exist in the image or is not in $PATH" if missing else "exit code 127 (command not found)"
         how = "the runtime could not start it" if runtime else "the shell could not find it"
         return Hit(f"Container {c['name']} cannot run {cmd}: {what} ({how}).", lines, values={"container": c["name"]},
@@ -205,14 +216,15 @@ def crash_backoff(ev):
     for c, cs in restarted[:1]:
         restarts, wait = int(cs["restartCount"]), podstate.waiting(cs)
         m = _BACKOFF_MSG.search(wait.get("message") or "")
-        delay = parse_duration(m.group(1)) if m else min(BACKOFF_INITIAL_S * 2 ** restarts, BACKOFF_MAX_S)
+        # the kubelet restarts after the first crash at once, then waits 10s x 2^(restartCount-1)
+        delay = parse_duration(m.group(1)) if m else min(BACKOFF_INITIAL_S * 2 ** (restarts - 1), BACKOFF_MAX_S)
         finished = parse_time(podstate.last_terminated(cs).get("finishedAt"))
         if wait.get("reason") == "CrashLoopBackOff":
             nxt = f" at about {format_time(finished + timedelta(seconds=delay))}" if finished else ""
             now = f"it is waiting {human_duration(delay)} before the next attempt{nxt}"
         else:
             now = f"the next crash will wait {human_duration(delay)}"
-        msg = (f"Container {c['name']} has restarted {restarts} times; {now}. The back-off starts at 10s, doubles "
+        msg = (f"Container {c['name']} has restarted {restarts} time{'s' if restarts != 1 else ''}; {now}. The back-off starts at 10s, doubles "
                f"per crash up to 5m, and resets once the container runs 10 minutes without crashing.")
         return Hit(msg, [Line("status", f"containerStatuses[{c['name']}]",
                               f"restartCount={restarts} waiting={wait.get('reason', '-')} {wait.get('message', '')}".strip())])

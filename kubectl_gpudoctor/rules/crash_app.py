@@ -74,7 +74,8 @@ def not_executable(ev):
         if mount:
             lines.append(Line("spec", f"containers[{c['name']}].volumeMounts[{mount['name']}]",
                               f"{mount.get('mountPath')} from {ae.volume_words(vol)}{mode}"))
-        where_ = f" (it comes from {ae.volume_words(vol)} mounted at {mount.get('mountPath')}{mode})" if mount else " (in the image)"
+        where_ = (f" (it comes from {ae.volume_words(vol)} mounted at {mount.get('mountPath')}{mode})" if mount
+                  else " (the file is in the image, not on a volume)")
         return Hit(f"Container {c['name']} cannot execute {path}: permission denied, exit "
                    f"{term.get('exitCode')}{where_}.", lines, values={"container": c["name"], "path": path}, snippet=snippet)
     return None
