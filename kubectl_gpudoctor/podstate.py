@@ -153,3 +153,46 @@ def terminated_by_kubelet(pod: dict) -> bool:
         return True
     cond = condition(pod, "DisruptionTarget")
     return bool(cond and cond.get("status") == "True" and cond.get("reason") == "TerminationByKubelet")
+
+
+# The runtime could not start the process: the container never ran (containerd reports exit 128 StartError,
+# dockershim ContainerCannotRun). A CrashLoopBackOff whose last termination is one of these is a creation failure.
+START_FAILURES = {"StartError", "ContainerCannotRun"}
+# Waiting reasons of a container the kubelet is failing to create (not "still starting", not a crash loop).
+CREATION_FAILING_WAITING = {
+    "CreateContainerError", "CreateContainerConfigError", "RunContainerError", "StartError", "ContainerCannotRun",
+    "ErrImagePull", "ImagePullBackOff", "InvalidImageName", "ErrImageNeverPull", "PreStartHookError",
+}
+
+
+def creation_blocked(pod: dict) -> List[Tuple[dict, dict, bool]]:
+    """Containers stuck before their process ever ran: failing creation, or last exit a start failure."""
+    out = []
+    for c, cs, init in all_container_states(pod):
+        wait, last = waiting(cs), latest_termination(cs)
+        if (cs.get("state") or {}).get("running") is not None:
+            continue
+        if wait.get("reason") in CREATION_FAILING_WAITING or last.get("reason") in START_FAILURES:
+            out.append((c, cs, init))
+    return out
+
+
+def never_ran(pod: dict) -> bool:
+    """No container of the pod has run yet (sandbox, volume or image stage: ContainerCreating, PodInitializing)."""
+    for _, cs, _ in all_container_states(pod):
+        state = cs.get("state") or {}
+        if state.get("running") is not None or cs.get("started"):
+            return False
+        term = latest_termination(cs)
+        if term and term.get("reason") not in START_FAILURES:
+            return False
+    return True
+
+
+def rejected_at_admission(pod: dict) -> bool:
+    """The kubelet's admission failed the pod (UnexpectedAdmissionError, "Pod was rejected: …"): its containers never
+    ran, or, re-admitted after a kubelet/node restart, were killed by the kubelet (kubernetes/kubernetes#118559)."""
+    st = status(pod)
+    return st.get("phase") == "Failed" and (st.get("reason") == "UnexpectedAdmissionError"
+                                            or (st.get("message") or "").startswith(("Pod was rejected", "Pod Predicate",
+                                                                                      "Pod Allocate failed")))

@@ -1,17 +1,48 @@
-"""Extra reads for the workload rules of a pod diagnosis (GET/LIST only, bounded, field/label selectors)."""
+"""Extra reads for a pod diagnosis: the pod's controller chain (ReplicaSet -> Deployment, Job -> CronJob,
+DaemonSet -> ClusterPolicy/NVIDIADriver), for owner names and GitOps tracking metadata. GET only, by name."""
 from __future__ import annotations
 
-from typing import List
+from typing import List, Optional
+from urllib.parse import quote
 
 from ..evidence import Evidence
+from ..k8s import controller_of, meta
 from .api import Request
+
+# Controller kinds worth following: kind -> (RBAC resource, namespaced). Others (custom operators' CRDs) are
+# skipped: their scope and RBAC name are not known here.
+FOLLOWED = {
+    "ReplicaSet": ("replicasets", True), "Deployment": ("deployments", True), "StatefulSet": ("statefulsets", True),
+    "DaemonSet": ("daemonsets", True), "Job": ("jobs", True), "CronJob": ("cronjobs", True),
+    "ClusterPolicy": ("clusterpolicies", False), "NVIDIADriver": ("nvidiadrivers", False),
+}
+
+
+def owner_request(obj: dict) -> Optional[Request]:
+    """A GET for the object's controller (ownerReference with controller: true), when it is a followed kind."""
+    ref = controller_of(obj)
+    if not ref or ref.get("kind") not in FOLLOWED or not ref.get("name"):
+        return None
+    resource, namespaced = FOLLOWED[ref["kind"]]
+    api = ref.get("apiVersion") or "v1"
+    base = f"/api/{api}" if "/" not in api else f"/apis/{api}"
+    ns = meta(obj).get("namespace")
+    if namespaced and not ns:
+        return None
+    where = f"/namespaces/{quote(ns)}" if namespaced else ""
+    return Request(resource, "get", f"{base}{where}/{resource}/{quote(ref['name'])}", kind=ref["kind"])
 
 
 def first_round(pod: dict) -> List[Request]:
-    """Requests that need only the pod."""
-    return []
+    """The pod's controller."""
+    req = owner_request(pod)
+    return [req] if req else []
 
 
 def second_round(ev: Evidence) -> List[Request]:
-    """Requests that need the first round's answers (e.g. the nodes)."""
-    return []
+    """The controller's controller (a Deployment behind a ReplicaSet, a ClusterPolicy behind a DaemonSet)."""
+    pod = ev.pod
+    ref = controller_of(pod) if pod else None
+    owner = ev.get(ref["kind"], ref["name"], meta(pod).get("namespace")) if ref else None
+    req = owner_request(owner) if owner else None
+    return [req] if req else []

@@ -25,6 +25,7 @@ def has_terminations(ev: Evidence) -> bool:
     """Some container has a termination record (it ran and exited at least once), and the kubelet did not stop
     the pod itself (an evicted pod's 137 is the eviction, not a crash: the eviction rules explain it)."""
     return (ev.pod is not None and not podstate.terminated_by_kubelet(ev.pod)
+            and not podstate.rejected_at_admission(ev.pod)
             and any(podstate.latest_termination(cs) for _, cs, _ in podstate.all_container_states(ev.pod)))
 
 
@@ -77,3 +78,43 @@ def status_line(container: str, field: str, record: dict) -> Line:
 
 def pod_name(ev: Evidence) -> str:
     return name(ev.pod) if ev.pod else ev.target.name
+
+
+# --- creation-stage helpers (creation and network rules) ----------------------------------------------------
+
+def creating(ev: Evidence) -> bool:
+    """The pod is on a node and stuck before its containers run: a container failing to be created or started,
+    or nothing has run yet (volumes, sandbox, images). A running pod's old creation events do not count."""
+    pod = ev.pod
+    if pod is None or not podstate.is_scheduled(pod) or podstate.terminated_by_kubelet(pod):
+        return False
+    if podstate.creation_blocked(pod):
+        return True
+    return (pod.get("status") or {}).get("phase", "Pending") in ("Pending", "Failed") and podstate.never_ran(pod)
+
+
+# Normal events that prove the kubelet got past the pod-level steps (volumes, sandbox) after an earlier failure.
+_PROGRESS = ("Pulling", "Pulled", "Created", "Started")
+
+
+def current(ev: Evidence, events: List[dict]) -> List[dict]:
+    """Events not superseded by later progress: a container-level event is stale once that container Started
+    after it; a pod-level one (sandbox, mount) once any container was pulled, created or started after it."""
+    progress = [(e, event_time(e)) for e in ev.events_for(ev.pod) if e.get("type", "Normal") == "Normal"
+                and e.get("reason") in _PROGRESS] if ev.pod else []
+    out = []
+    for e in events:
+        when, path = event_time(e), _field_path(e)
+        if when is None:
+            out.append(e)
+            continue
+        later = [p for p, t in progress if t is not None and t > when]
+        if path:
+            later = [p for p in later if p.get("reason") == "Started" and _field_path(p) == path]
+        if not later:
+            out.append(e)
+    return out
+
+
+def _field_path(e: dict) -> str:
+    return ((e.get("involvedObject") or e.get("regarding") or {}).get("fieldPath")) or ""

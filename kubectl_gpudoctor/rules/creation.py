@@ -1,23 +1,74 @@
-"""Creation-phase rules: the pod is on a node but its containers cannot be created or started."""
+"""Creation-phase rules: the pod is on a node but its containers cannot be created or started.
+
+Ranks follow the kubelet's order of work for a pod (admission, volumes, sandbox, then per container: image,
+config, create, start): when several steps report failures, the earliest one is what blocks the pod.
+"""
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass, field
+from typing import List, Optional
 
 from .. import podstate
+from ..data import event_signatures as sigs
 from ..k8s import config_references, name, spec
-from .common import event_line, first_match, pod_events, scheduled, status_line
+from .common import creating, current, event_line, first_match, pod_events, scheduled, status_line
 from .registry import SPECIFIC, Hit, Line, Unknown, rule
 
-# The kubelet wraps the API's 404 (`runtimeclass.node.k8s.io "x" not found`); admission says
-# `pod rejected: RuntimeClass "x" not found`.
-_RC_NOT_FOUND = r'RuntimeClass "?([\w.-]+)"? not found|runtimeclass\.node\.k8s\.io "([^"]+)" not found'
+ADMISSION, VOLUMES, SANDBOX, IMAGE, CONFIG, CREATE, START = (SPECIFIC + n for n in (14, 12, 10, 8, 6, 4, 2))
 
+
+# --- shared by the creation rules (creation_gpu.py too) ---------------------------------------------------------
+
+@dataclass
+class Found:
+    """Where a signature was seen: the signature, its match, the evidence lines and the container (if any)."""
+    sig: sigs.EventSignature
+    match: re.Match
+    lines: List[Line] = field(default_factory=list)
+    container: Optional[str] = None
+
+    def group(self, *names: str) -> str:
+        return next((self.match.group(n) for n in names if self.match.groupdict().get(n)), "")
+
+
+def find(ev, rule_id: str, reasons=()) -> Optional[Found]:
+    """The freshest sign of a rule's signatures: a stuck container's status message, else a current Warning event."""
+    for c, cs, _ in podstate.creation_blocked(ev.pod):
+        for fld, rec in (("state", podstate.waiting(cs)),
+                         ("state" if podstate.terminated(cs) else "lastState", podstate.latest_termination(cs))):
+            hit = sigs.search(rec.get("message") or "", rule_id)
+            if hit:
+                return Found(hit[0], hit[1], [excerpt_line(c["name"], fld, rec, hit[1])], c["name"])
+    warnings = [e for e in pod_events(ev, reasons) if e.get("type") == "Warning"]
+    for e in reversed(current(ev, warnings)):
+        hit = sigs.search(e.get("message") or "", rule_id)
+        if hit:
+            path = (e.get("involvedObject") or e.get("regarding") or {}).get("fieldPath") or ""
+            m = re.search(r"\{(.+)\}", path)
+            return Found(hit[0], hit[1], [event_line(e)], m.group(1) if m else None)
+    return None
+
+
+def excerpt_line(container: str, fld: str, rec: dict, m: re.Match) -> Line:
+    """A status line whose message keeps the part that matched (runtime errors put the cause at the end)."""
+    msg = (rec.get("message") or "").strip()
+    if len(msg) > 300 and m.start() > 150:
+        rec = dict(rec, message="…" + msg[max(0, m.start() - 120):m.end() + 120])
+    return status_line(container, fld, rec)
+
+
+def node_runtime(ev) -> str:
+    return ((ev.node or {}).get("status") or {}).get("nodeInfo", {}).get("containerRuntimeVersion", "")
+
+
+# --- rules -------------------------------------------------------------------------------------------------------
 
 def _has_runtime_class(ev):
-    return ev.pod is not None and bool(spec(ev.pod).get("runtimeClassName"))
+    return scheduled(ev) and bool(spec(ev.pod).get("runtimeClassName"))
 
 
-@rule("runtimeclass-not-found", phase="creation", severity="critical", rank=SPECIFIC, applies=_has_runtime_class,
+@rule("runtimeclass-not-found", phase="creation", severity="critical", rank=SANDBOX, applies=_has_runtime_class,
       title="RuntimeClass does not exist",
       remediation="Set spec.runtimeClassName to an existing RuntimeClass ($existing), or create "
                   "RuntimeClass $runtimeclass (the GPU operator creates `nvidia` when its toolkit is enabled).",
@@ -25,105 +76,126 @@ def _has_runtime_class(ev):
 def runtimeclass_not_found(ev):
     """spec.runtimeClassName names a RuntimeClass the API says does not exist (404, or the kubelet's event)."""
     rc = spec(ev.pod)["runtimeClassName"]
-    event, _ = first_match(pod_events(ev), _RC_NOT_FOUND)
+    if not creating(ev) or ev.get("RuntimeClass", rc) is not None:
+        return None
+    found = find(ev, "runtimeclass-not-found", sigs.SANDBOX_REASONS)
     existing = ", ".join(sorted(name(o) for o in ev.all("RuntimeClass"))) or "none exist"
     values = {"runtimeclass": rc, "existing": existing}
     if ev.is_absent("RuntimeClass", rc):
         lines = [Line("spec", "spec.runtimeClassName", rc),
                  Line("object", "runtimeclasses", f"RuntimeClass {rc} not found; existing: {existing}")]
-        lines += [event_line(event)] if event else []
-        return Hit(f"The pod asks for RuntimeClass {rc!r}, which does not exist (existing: {existing}).",
-                   lines, values=values)
-    if event:
-        return Hit(f"The kubelet cannot find RuntimeClass {rc!r} for this pod.", [event_line(event)], values=values)
-    if ev.get("RuntimeClass", rc) is None and ev.gap("runtimeclasses"):
-        return Unknown.from_gap(ev.gap("runtimeclasses"))
-    return None
+        return Hit(f"The pod asks for RuntimeClass {rc!r}, which does not exist (existing: {existing}); the kubelet "
+                   f"cannot create its sandbox.", lines + (found.lines if found else []), values=values)
+    if found:
+        return Hit(f"The kubelet cannot find RuntimeClass {rc!r} for this pod, so it cannot create the sandbox.",
+                   found.lines, values=values)
+    return Unknown.from_gap(ev.gap("runtimeclasses")) if ev.gap("runtimeclasses") else None
 
 
-_CONFIG_MSG = (r'(secret|configmap) "([^"]+)" not found'
-               r"|couldn't find key (\S+) in (Secret|ConfigMap) ([\w.-]+)/([\w.-]+)")
-
-
-@rule("missing-config-reference", phase="creation", severity="critical", rank=SPECIFIC, applies=scheduled,
+@rule("missing-config-reference", phase="creation", severity="critical", rank=CONFIG, applies=scheduled,
       title="A referenced Secret, ConfigMap or key does not exist",
       remediation="Create $kind $refname in namespace $namespace (or fix the reference in $where); values "
                   "are never shown here, only names.",
       snippet="kubectl create $kindlower $refname -n $namespace --from-literal=<key>=<value>   # or --from-file")
 def missing_config_reference(ev):
-    """CreateContainerConfigError, or a non-optional Secret/ConfigMap reference whose object is absent."""
-    pod = ev.pod
-    for c, cs, _ in podstate.all_container_states(pod):
-        wait = podstate.waiting(cs)
-        m = re.search(_CONFIG_MSG, wait.get("message") or "", re.I)
-        if wait.get("reason") == "CreateContainerConfigError" and m:
-            kind = "Secret" if (m.group(1) or m.group(4) or "").lower() == "secret" else "ConfigMap"
-            ref = m.group(2) or m.group(6)
-            what = f"key {m.group(3)} of {kind} {ref}" if m.group(3) else f"{kind} {ref}"
-            return Hit(f"Container {c['name']} cannot be created: {what} does not exist ({wait['message']}).",
-                       [status_line(c["name"], "state", wait)],
-                       values=_values(kind, ref, f"container {c['name']}"))
+    """CreateContainerConfigError or FailedMount for a missing Secret/ConfigMap/key, or a non-optional reference
+    whose object is absent, while the pod is stuck in creation."""
+    if not creating(ev):
+        return None
+    said = _config_error(ev)
+    if said:
+        return said
     unknown = None
-    for ref in config_references(pod):
+    for ref in config_references(ev.pod):
+        source = "secrets" if ref["kind"] == "Secret" else "configmaps"
         if ref["optional"]:
             continue
-        source = "secrets" if ref["kind"] == "Secret" else "configmaps"
         if ev.is_absent(ref["kind"], ref["name"], ev.target.namespace):
+            what = f"{ref['kind']} {ref['name']}" + (f" key {ref['key']}" if ref["key"] else "")
             return Hit(f"{ref['kind']} {ref['name']} (used by {ref['where']}) does not exist in namespace "
                        f"{ev.target.namespace}.",
-                       [Line("spec", ref["where"], f"{ref['kind']} {ref['name']}" + (f" key {ref['key']}" if ref["key"] else "")),
-                        Line("object", source, f"{ref['kind']} {ref['name']} not found")],
+                       [Line("spec", ref["where"], what), Line("object", source, f"{ref['kind']} {ref['name']} not found")],
                        values=_values(ref["kind"], ref["name"], ref["where"]))
         if ev.gap(source) and not ev.get(ref["kind"], ref["name"]):
             unknown = unknown or Unknown.from_gap(ev.gap(source))
     return unknown
 
 
+# kubelet: `secret "x" not found`, `configmap "x" not found`, `couldn't find key K in Secret ns/x`
+# (pkg/kubelet/kubelet_pods.go makeEnvironmentVariables); FailedMount: `MountVolume.SetUp failed for volume "v" :
+# secret "x" not found` (kubernetes/kubernetes#110158).
+_CONFIG_MSG = (r'(?P<kind>secret|configmap) "(?P<name>[^"]+)" not found'
+               r"|couldn't find key (?P<key>\S+) in (?P<kind2>Secret|ConfigMap) [\w.-]+/(?P<name2>[\w.-]+)")
+
+
+def _config_error(ev):
+    """The kubelet's own words about a missing reference: a container's CreateContainerConfigError or a FailedMount."""
+    for c, cs, _ in podstate.all_container_states(ev.pod):
+        wait = podstate.waiting(cs)
+        m = re.search(_CONFIG_MSG, wait.get("message") or "", re.I)
+        if wait.get("reason") == "CreateContainerConfigError" and m:
+            return _config_hit(m, f"container {c['name']}", [status_line(c["name"], "state", wait)],
+                               f"Container {c['name']} cannot be created")
+    mounts = current(ev, pod_events(ev, ("FailedMount",)))
+    event, m = first_match(mounts, r'MountVolume\.SetUp failed for volume "([^"]+)" : (?:' + _CONFIG_MSG + ")")
+    if event:
+        return _config_hit(m, f"volume {m.group(1)}", [event_line(event)], f"Volume {m.group(1)} cannot be mounted")
+    return None
+
+
+def _config_hit(m, where, lines, head):
+    kind = "Secret" if (m.group("kind") or m.group("kind2") or "").lower() == "secret" else "ConfigMap"
+    ref = m.group("name") or m.group("name2")
+    what = f"key {m.group('key')} of {kind} {ref}" if m.group("key") else f"{kind} {ref}"
+    return Hit(f"{head}: {what} does not exist.", lines, values=_values(kind, ref, where))
+
+
 def _values(kind, ref, where):
     return {"kind": kind, "refname": ref, "where": where, "kindlower": "secret generic" if kind == "Secret" else "configmap"}
 
 
-# Sub-reasons of a failed pull, from the kubelet/containerd/registry wording.
-_PULL_CAUSES = (
-    ("rate-limited", r"429 Too Many Requests|toomanyrequests|rate limit",
-     "Authenticate pulls (imagePullSecret) or use a registry mirror/cache: the registry is rate-limiting this node."),
-    ("platform", r"no match for platform in manifest|no matching manifest for",
-     "Use an image built for the node's architecture (node label kubernetes.io/arch), or a multi-arch tag."),
-    # Docker Hub answers "pull access denied, repository does not exist or may require authorization"
-    # for both a private and a missing repository: the credentials remedy names both.
-    ("unauthorized", r"401 Unauthorized|403 Forbidden|unauthorized|authorization failed|pull access denied|"
-                     r"insufficient_scope|no basic auth credentials|denied: ",
-     "Check that $image exists and give the pod registry credentials: an imagePullSecret of type "
-     "kubernetes.io/dockerconfigjson in namespace $namespace (nvcr.io uses user `$$oauthtoken` and an NGC API key)."),
-    ("not-found", r"not found|manifest unknown|repository does not exist|NotFound|name unknown",
-     "Fix the image name or tag: $image does not exist in the registry."),
-    ("network", r"no such host|i/o timeout|connection refused|TLS handshake timeout|context deadline exceeded|"
-                r"x509: certificate",
-     "Fix the node's path to the registry (DNS, proxy, firewall, CA certificates) or use a reachable mirror."),
-)
+_PULL_WAITING = ("ErrImagePull", "ImagePullBackOff", "InvalidImageName", "ErrImageNeverPull")
 
 
-@rule("image-pull-failed", phase="creation", severity="critical", rank=SPECIFIC, applies=scheduled,
+@rule("image-pull-failed", phase="creation", severity="critical", rank=IMAGE, applies=scheduled,
       title="Image cannot be pulled",
       remediation="Check the image reference and the registry credentials of the pod.")
 def image_pull_failed(ev):
     """A container waits in ErrImagePull/ImagePullBackOff/InvalidImageName; the pull error says why."""
-    pod = ev.pod
-    for c, cs, _ in podstate.all_container_states(pod):
+    for c, cs, _ in podstate.all_container_states(ev.pod):
         wait = podstate.waiting(cs)
-        if wait.get("reason") not in ("ErrImagePull", "ImagePullBackOff", "InvalidImageName", "ErrImageNeverPull"):
+        if wait.get("reason") not in _PULL_WAITING:
             continue
         image = c.get("image", "")
-        event, _ = first_match(pod_events(ev, ("Failed",)), r"Failed to pull image|" + re.escape(image))
+        event = _pull_event(ev, c["name"], image)
         text = " ".join([wait.get("message") or "", (event or {}).get("message") or ""])
-        cause, fix = "unknown", "Read the pull error below; check the image reference and registry access."
-        for sub, pattern, remedy in _PULL_CAUSES:
-            if re.search(pattern, text, re.I):
-                cause, fix = sub, remedy
-                break
-        if wait.get("reason") == "InvalidImageName":
-            cause, fix = "invalid-name", "Fix the image reference syntax ($image)."
+        cause, fix = _pull_cause(wait.get("reason"), text)
         lines = [status_line(c["name"], "state", wait)] + ([event_line(event)] if event else [])
         return Hit(f"Container {c['name']} cannot pull image {image} ({wait['reason']}, cause: {cause}).",
                    lines, values={"image": image, "container": c["name"]}, fix=fix)
     return None
+
+
+def _pull_event(ev, container, image):
+    """The newest `Failed to pull image` event for this container (by fieldPath, else by image)."""
+    failed = [e for e in pod_events(ev, ("Failed",)) if "pull" in (e.get("message") or "").lower()]
+    mine = [e for e in failed if "{%s}" % container in ((e.get("involvedObject") or {}).get("fieldPath") or "")]
+    event, _ = first_match(mine or failed, r"Failed to pull image|" + re.escape(image))
+    return event
+
+
+def _pull_cause(reason, text):
+    if reason == "InvalidImageName":
+        return "invalid-name", "Fix the image reference syntax of $image (lower-case repository, one tag or digest)."
+    if reason == "ErrImageNeverPull":
+        return "never-pull", ("Pre-load $image on node $node or change imagePullPolicy from Never: the image is not "
+                              "on the node.")
+    for sub, pattern, remedy in sigs.PULL_CAUSES:
+        if re.search(pattern, text, re.I):
+            return sub, remedy
+    return "unknown", "Read the pull error below; check the image reference and registry access."
+
+
+# Sub-phase modules register after this one, still inside the creation phase.
+from . import creation_node  # noqa: E402,F401
+from . import creation_gpu  # noqa: E402,F401

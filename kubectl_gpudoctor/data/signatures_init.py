@@ -1,0 +1,36 @@
+"""Log signatures of NVIDIA driver containers (init or main) that cannot build or load the driver for the kernel."""
+from .log_signatures import Signature
+
+# gpu-driver-container scripts (NVIDIA/gpu-driver-container ubuntu22.04/nvidia-driver, rhel9/nvidia-driver,
+# */precompiled/nvidia-driver) and nvidia-installer; every line below ends the container with exit 1.
+INIT = (
+    # `_resolve_kernel_version`: no linux-headers package for `uname -r` in the distribution's repository
+    # (NVIDIA/gpu-operator#85, #155 CentOS 7 kernel-ml, gpu-driver-container#601 custom kernels).
+    Signature("driver-kernel-unresolved", "driver-kernel-mismatch", r"Could not resolve Linux kernel version",
+              "no kernel headers package exists for the node's running kernel in the repositories the driver "
+              "container can reach"),
+    # Precompiled driver images install `linux-objects-nvidia-<branch>-server-<kernel>`; apt says
+    # `E: Unable to locate package linux-objects-nvidia-535-server-5.10.0-23-amd64` (NVIDIA/gpu-operator#558);
+    # dnf says `No match for argument: kernel-headers-<kernel>` / `Unable to find a match: kernel-devel-<kernel>`.
+    Signature("driver-kernel-package", "driver-kernel-mismatch",
+              r"(?:Unable to locate package|Couldn't find any package by (?:glob|regex)|has no installation candidate|"
+              r"No match for argument:?|Unable to find a match:?)\W+'?(?:linux-(?:objects-nvidia|modules-nvidia|"
+              r"signatures-nvidia|headers|image|modules)|kernel-(?:headers|devel|core))-\S*\d",
+              "there is no driver or kernel package built for the node's kernel (precompiled driver images exist only "
+              "for specific kernels)"),
+    # Building against missing headers: `make[1]: *** /lib/modules/5.15.0-60-generic/build: No such file or
+    # directory. Stop.` (NVIDIA/gpu-operator#583); nvidia-installer: `ERROR: Unable to find the kernel source tree
+    # for the currently running kernel.`; `Could not locate Linux kernel version string`.
+    Signature("driver-kernel-headers", "driver-kernel-mismatch",
+              r"Unable to find the kernel source tree for the currently running kernel|"
+              r"/lib/modules/[^/\s]+/build: No such file or directory|Could not locate Linux kernel version string|"
+              r"[Kk]ernel headers? (?:for|of) \S+ (?:cannot be found|not found|are not installed)",
+              "the kernel headers for the node's running kernel are missing"),
+    # Loading a module built for another kernel: `modprobe: FATAL: Module nvidia not found in directory
+    # /lib/modules/<kernel>`, `insmod: ERROR: could not insert module nvidia.ko: Invalid module format`,
+    # `nvidia: disagrees about version of symbol module_layout`, `version magic '…' should be '…'`.
+    Signature("driver-kernel-module", "driver-kernel-mismatch",
+              r"modprobe: FATAL: Module nvidia\S* not found in directory /lib/modules/\S+|Invalid module format|"
+              r"disagrees about version of symbol|version magic '[^']+' should be '[^']+'",
+              "the NVIDIA kernel module on hand was built for a different kernel than the one the node runs"),
+)
