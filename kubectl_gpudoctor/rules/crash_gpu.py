@@ -81,12 +81,16 @@ def gpu_not_visible(ev):
         m = g.crash_match(ev, c["name"], prev, ("gpu-not-visible",)) if gpus else None
         if not m:
             continue
-        cause, fix, snippet = g.visibility_cause(ev, pod, c)
+        cause, fix, snippet, lines = g.visibility_cause(ev, pod, c)
         return g.crash_hit(ev, c, cs, term, m,
                            f"Container {c['name']} requests {g.gpu_text(gpus)} but its log shows no GPU: "
-                           f"{g.quote(m, c, term)}. Cause: {cause}.", fix=fix, snippet=snippet,
-                           summary=f"Container {c['name']} requests a GPU but sees none ({cause.split(';')[0]})")
+                           f"{g.quote(m, c, term)}. Cause: {cause}.", fix=fix, snippet=snippet, extra=lines,
+                           summary=f"Container {c['name']} requests a GPU but sees none ({_short(cause)})")
     return None
+
+
+def _short(cause: str) -> str:
+    return "cause unknown" if cause.startswith("unknown") else cause.split(";")[0].split(", which")[0]
 
 
 @rule("driver-libraries-missing", phase="crash", severity="critical", rank=SPECIFIC, applies=has_terminations,
@@ -106,12 +110,12 @@ def driver_libraries_missing(ev):
                                                                                          and g.driver_ok(ev, c)))
         if not m and not g.smi_127(c, term):
             continue
-        cause, fix, snippet = g.visibility_cause(ev, pod, c, libs=True)
+        cause, fix, snippet, lines = g.visibility_cause(ev, pod, c, libs=True)
         smi = not m or m.signature.id == "nvidia-smi-not-found"
         return g.crash_hit(ev, c, cs, term, m,
                            f"Container {c['name']} requests {g.gpu_text(gpus)} but the NVIDIA driver files were not "
                            f"injected: {g.quote(m, c, term)}. Cause: {cause}.",
-                           fix=fix, snippet=snippet, rank=MORE_SPECIFIC if smi else None)
+                           fix=fix, snippet=snippet, extra=lines, rank=MORE_SPECIFIC if smi else None)
     return Unknown.from_gap(ev.gap("pods/log")) if ev.gap("pods/log") else None
 
 

@@ -7,7 +7,7 @@ from typing import Iterable, Optional
 
 from .. import logscan, podstate
 from ..data import cuda_driver as cd
-from ..k8s import container_gpus, containers, labels, name, spec, status
+from ..k8s import container_gpus, containers, labels, name, namespace, spec, status
 from ..placement import knows_free
 from ..quantity import parse_quantity
 from .common import status_line
@@ -147,40 +147,50 @@ def plugin_state(ev):
 
 
 def visibility_cause(ev, pod, c, libs=False):
-    """(cause, fix, snippet): the most likely reason a GPU container sees no GPU/driver, ranked; 'unknown: …' if none."""
+    """(cause, fix, snippet, evidence lines): the most likely reason a GPU container sees no GPU/driver, ranked;
+    the cause starts with 'unknown' when none of the checks found one."""
     for key, hiding in HIDING_ENV.items():
         val = env_value(c, key)
         if val is not None and val.strip().lower() in hiding:
             return (f"container env sets {key}={val!r}, which hides every GPU from the container",
                     f"Remove {key} from container {c['name']}'s env: the device plugin sets the visible devices itself.",
-                    f"# container {c['name']}: delete this env entry\n- name: {key}\n  value: \"{val}\"")
+                    f"# container {c['name']}: delete this env entry\n- name: {key}\n  value: \"{val}\"",
+                    [Line("spec", f"containers[{c['name']}].env[{key}]", repr(val))])
     caps = env_value(c, "NVIDIA_DRIVER_CAPABILITIES")
     if libs and caps is not None and not re.search(r"\ball\b|\bcompute\b|\butility\b", caps):
         return (f"container env sets NVIDIA_DRIVER_CAPABILITIES={caps!r}, so the toolkit injects neither libcuda "
                 "(compute) nor nvidia-smi (utility)", f"Set NVIDIA_DRIVER_CAPABILITIES=compute,utility on {c['name']}.",
-                f"# container {c['name']}\nenv:\n- name: NVIDIA_DRIVER_CAPABILITIES\n  value: compute,utility")
+                f"# container {c['name']}\nenv:\n- name: NVIDIA_DRIVER_CAPABILITIES\n  value: compute,utility",
+                [Line("spec", f"containers[{c['name']}].env[NVIDIA_DRIVER_CAPABILITIES]", repr(caps))])
     if not spec(pod).get("runtimeClassName"):
-        peers = Counter(spec(p)["runtimeClassName"] for p in ev.all("Pod") if p is not pod
-                        and spec(p).get("runtimeClassName") and any(nvidia_gpus(x) for x in containers(p)))
+        peers = [p for p in ev.all("Pod") if p is not pod and spec(p).get("runtimeClassName")
+                 and any(nvidia_gpus(x) for x in containers(p))]
         if peers:
-            rc = peers.most_common(1)[0][0]
+            rc = Counter(spec(p)["runtimeClassName"] for p in peers).most_common(1)[0][0]
             return (f"the pod sets no runtimeClassName while the other GPU pods here use runtimeClassName {rc!r}; "
                     "without it the NVIDIA runtime does not inject the GPU",
-                    f"Set spec.runtimeClassName: {rc} in the pod template.", f"# pod {name(pod)} (spec)\nruntimeClassName: {rc}")
+                    f"Set spec.runtimeClassName: {rc} in the pod template.", f"# pod {name(pod)} (spec)\nruntimeClassName: {rc}",
+                    [Line("spec", "spec.runtimeClassName", "(not set)")] +
+                    [Line("object", f"pods/{namespace(p)}/{name(p)}", f"runtimeClassName: {spec(p)['runtimeClassName']}")
+                     for p in peers if spec(p)["runtimeClassName"] == rc][:2])
     state, detail = plugin_state(ev)
     if state in ("missing", "not-ready"):
         return (detail, "Fix the NVIDIA device plugin on this node (its DaemonSet, node selector/taints, previous "
-                        "logs), then delete the pod so it is recreated with a GPU.", None)
+                        "logs), then delete the pod so it is recreated with a GPU.", None,
+                [Line("object", f"pods on node {spec(pod).get('nodeName')}", detail)])
     rcs = [name(o) for o in ev.all("RuntimeClass") if "nvidia" in (o.get("handler") or name(o))]
     if rcs and not spec(pod).get("runtimeClassName"):
         return (f"possibly the missing runtimeClassName: RuntimeClass {rcs[0]!r} exists and the pod does not use it "
                 "(needed unless nvidia is containerd's default runtime on the node)",
                 f"Set spec.runtimeClassName: {rcs[0]} unless containerd's default runtime on the node is nvidia.",
-                f"# pod {name(pod)} (spec)\nruntimeClassName: {rcs[0]}")
-    gaps = [f"{s} not readable ({ev.gap(s).reason})" for s in ("pods", "runtimeclasses") if ev.gap(s)]
-    why = "; ".join(gaps + ([detail] if state == "unknown" else []))
-    return ("unknown: no env hides the GPU, no runtimeClass difference and no device-plugin problem was found"
-            + (f" ({why})" if why else ""), None, None)
+                f"# pod {name(pod)} (spec)\nruntimeClassName: {rcs[0]}", [Line("spec", "spec.runtimeClassName", "(not set)")])
+    unchecked = [f"{s} ({ev.gap(s).reason})" for s in ("runtimeclasses",) if ev.gap(s)]
+    if state == "unknown":
+        unchecked.append("the device plugin and the other GPU pods on the node (pods not listed)")
+        checked = "no env hides the GPU"
+    else:
+        checked = "no env hides the GPU, no other GPU pod uses a runtimeClass this pod lacks, the device plugin is Ready"
+    return ("unknown: " + checked + ("; not checked: " + ", ".join(unchecked) if unchecked else ""), None, None, [])
 
 
 # --- advice computed from evidence ------------------------------------------------------------------
