@@ -266,7 +266,8 @@ def allow_snippet(pod: dict, ingress: bool, egress: bool, dns: bool) -> str:
     note = (f"    # no ports: torch.distributed's store listens on MASTER_PORT ({bootstrap_port(pod) or '29500'}) "
             f"and NCCL opens ephemeral ports between ranks")
     out = ["apiVersion: networking.k8s.io/v1", "kind: NetworkPolicy", "metadata:",
-           f"  name: allow-{(list(sel.values()) or ['namespace'])[0]}-peers", f"  namespace: {namespace(pod)}", "spec:"]
+           f"  name: allow-{(list(sel.values()) or ['namespace'])[0]}-{'peers' if ingress or egress else 'dns'}",
+           f"  namespace: {namespace(pod)}", "spec:"]
     out += _pod_selector(sel, 2) + [f"  policyTypes: [{', '.join(types)}]"]
     if ingress:
         out += ["  ingress:", "  - from:"] + _list_item(_pod_selector(sel, 6)) + [note]

@@ -15,11 +15,21 @@ NETWORK_SETUP = (r"failed to (?:setup|set up) network for sandbox|[Nn]etwork[Pp]
 # The kubelet's NetworkNotReady event on a pod: "network is not ready: container runtime network not ready:
 # NetworkReady=false reason:NetworkPluginNotReady message:Network plugin returns error: cni plugin not initialized".
 NETWORK_NOT_READY = r"network is not ready: container runtime network not ready"
-# The part of the message that says what went wrong, after the wrappers.
-DETAIL = r"(?:failed \(add\)|network for pod \"[^\"]*\": [^:]+ network|set up pod \"[^\"]*\" network|ERRORED|Multus):\s*(.+)$"
+# The part of the message that says what went wrong, after the wrappers: the first pattern that matches.
+DETAILS = (
+    r"(cannot find (?:get )?a network-attachment-definition .+)$",
+    r"error adding container to network \"[^\"]+\": (.+)$",
+    r"ERRORED: (.+)$",
+    r"Multus: \[[^\]]*\]: (.+)$",
+    r"failed \(add\): (.+)$",
+    r"set up pod \"[^\"]*\" network: (.+)$",
+    r"network for pod \"[^\"]*\": (.+)$",
+)
 
 # (key, regex over the message, the agent, a label selector for its pods)
 PLUGINS = (
+    # sriov-cni's own wording (k8snetworkplumbingwg/sriov-network-device-plugin#258, #310; rook/rook#9653)
+    ("sriov", r"SRIOV-CNI|^sriov$", "sriov-cni and the SR-IOV network device plugin", "app=sriovdp"),
     ("multus", r"[Mm]ultus|network-attachment-definition", "the Multus daemon (kube-multus-ds)", "app=multus"),
     ("calico", r"type=\"calico\"|ClusterInformation|/var/lib/calico|calico", "calico-node", "k8s-app=calico-node"),
     ("cilium", r"cilium", "the cilium agent", "k8s-app=cilium"),
@@ -43,6 +53,12 @@ CAUSES = (
      r"cannot find (?:get )?a network-attachment-definition|network-attachment-definitions\.k8s\.cni\.cncf\.io \"[^\"]+\" not found",
      "Create the NetworkAttachmentDefinition the pod's k8s.v1.cni.cncf.io/networks annotation names, in that "
      "namespace, or fix the annotation."),
+    # sriov-cni got no VF because the pod requested none of the NAD's resourceName (danm-cni/danm#251).
+    ("device-not-requested",
+     r"VF pci addr is required",
+     "The pod attaches an SR-IOV network but was given no VF: request the NetworkAttachmentDefinition's "
+     "k8s.v1.cni.cncf.io/resourceName in resources.limits (one per attachment), or deploy the "
+     "network-resources-injector that adds it."),
     ("unauthorized",
      r"[Uu]nauthorized|connection is unauthorized|[Ff]orbidden",
      "The CNI plugin's credentials for the API server were rejected (an expired or rotated service-account "

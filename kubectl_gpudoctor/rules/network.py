@@ -11,9 +11,9 @@ from .common import event_line, first_match, pod_events, scheduled
 from .registry import DEFAULT, SPECIFIC, Hit, Line, Unknown, rule
 
 INFINIBAND = "/dev/infiniband"
-# Device resources that carry RDMA besides the catalogue's rdma/*, hostdev and SR-IOV names: AWS EFA, and the
-# SR-IOV network device plugin's default intel.com/ prefix.
-EXTRA_RDMA = re.compile(r"^(vpc\.amazonaws\.com/efa|intel\.com/.+)$")
+# Device resources that carry RDMA besides the catalogue's rdma/*, hostdev and SR-IOV names: AWS EFA, the
+# SR-IOV network device plugin's default intel.com/ prefix and the older mellanox.com/ one.
+EXTRA_RDMA = re.compile(r"^(vpc\.amazonaws\.com/efa|intel\.com/.+|mellanox\.com/.+)$")
 NFD_RDMA = ("feature.node.kubernetes.io/rdma.capable", "feature.node.kubernetes.io/rdma.available")
 
 
@@ -51,20 +51,24 @@ def cni_failure(ev):
     text = event.get("message") or ""
     key, agent, selector = _plugin(text)
     cause, fix = next(((c, f) for c, rx, f in cni.CAUSES if re.search(rx, text)), ("unknown", None))
-    m = re.search(cni.DETAIL, text, re.S)
-    detail = (m.group(1) if m else text).strip().rstrip("]").strip()[:300]
+    m = next((m for m in (re.search(rx, text, re.S) for rx in cni.DETAILS) if m), None)
+    detail = " ".join((m.group(1) if m else text).split()).rstrip("]'").strip()[:300]
     count = sum(int(e.get("count") or 1) for e in events)
+    # a missing or unrequested attachment: rdma-device-missing names the NetworkAttachmentDefinition
+    rank = DEFAULT if cause in ("attachment-missing", "device-not-requested") else None
     return Hit(f"The {key} CNI plugin could not set up the pod's network on node {node} ({event.get('reason')}, "
-               f"{count} attempt(s)): {detail}" + ("" if detail.endswith(".") else "."),
-               [event_line(event)], values={"agent": agent}, fix=fix,
+               f"{count} attempt(s)): {detail}" + ("" if detail.endswith((".", "?")) else "."),
+               [event_line(event)], values={"agent": agent}, fix=fix, rank=rank,
                summary=f"CNI ({key}) cannot set up the pod network on {node}: {cause.replace('-', ' ')}",
                next=[f"kubectl get pods -A -l {selector} --field-selector spec.nodeName={node} -o wide"] if selector else [])
 
 
 def _plugin(text):
     """(plugin, agent, label selector): an explicit delegate type wins over the Multus wrapper around it."""
+    if "network-attachment-definition" in text:
+        return next((k, a, s) for k, _, a, s in cni.PLUGINS if k == "multus")
     types = [t for t in re.findall(r'plugin type="([^"]+)"', text) if not t.startswith("multus")]
-    probe = types[-1] if types and "network-attachment-definition" not in text else text
+    probe = types[-1] if types else text
     for key, rx, agent, selector in cni.PLUGINS:
         if re.search(rx, probe):
             return key, agent, selector
@@ -106,16 +110,21 @@ def _policy_hit(pod, policies, wanted, log):
     by_name = {name(p): p for p in policies}
     lines = [Line("object", f"networkpolicies/{n}", netpolicy.describe(by_name[n])) for n in names]
     lines += [log.as_line(name(pod))] if log else []
-    msg = "; ".join(_says(v) for v in wanted) + "."
+    groups = {}
+    for v in wanted:
+        groups.setdefault((v.peer.what, v.result, tuple(v.ports)), []).append(v)
+    msg = "; ".join(_says(g) for g in groups.values()) + "."
     if log is not None:
         msg += f" The log shows the failure this causes: {log.line.strip()[:200]}"
-    dns = [v for v in wanted if _is_dns(v)]
+    peers = any(not _is_dns(v) for v in wanted)
+    fix = None if peers else ("Allow DNS egress (kube-dns in kube-system, UDP and TCP 53) for this pod in namespace "
+                              "$namespace: add the policy below next to $policies.")
     return Hit(msg[0].upper() + msg[1:], lines, severity="critical" if log and _explains(log, wanted) else None,
-               values={"policies": ", ".join(names)},
+               values={"policies": ", ".join(names)}, fix=fix,
                snippet=netpolicy.allow_snippet(pod, ingress=any(v.direction == "Ingress" for v in wanted),
                                                egress=any(v.direction == "Egress" and not _is_dns(v) for v in wanted),
-                                               dns=bool(dns)),
-               summary=f"NetworkPolicy {', '.join(names)} blocks {', '.join(_short(v) for v in wanted)}",
+                                               dns=any(_is_dns(v) for v in wanted)),
+               summary=f"NetworkPolicy {', '.join(names)} blocks {', '.join(sorted({_short(v) for v in wanted}))}",
                next=[f"kubectl get networkpolicy -n {namespace(pod)} -o yaml"])
 
 
@@ -137,13 +146,19 @@ def _explains(log, wanted) -> bool:
     return {"peer": peers, "dns": dns, "conn": dns or any(v.direction == "Egress" for v in wanted)}.get(kind, False)
 
 
-def _says(v) -> str:
-    way = "egress to" if v.direction == "Egress" else "ingress from"
-    deny = f" (default deny: {', '.join(v.default_deny)})" if v.default_deny else ""
+def _says(group) -> str:
+    """One sentence for verdicts about the same peer: who isolates the pod and what it leaves open."""
+    v, names = group[0], sorted({n for g in group for n in g.policies})
+    who = f"NetworkPolicy {names[0]}" if len(names) == 1 else f"NetworkPolicies {', '.join(names)} together"
+    s = "s" if len(names) == 1 else ""
+    dirs = sorted({g.direction for g in group})
+    way = "traffic to or from" if len(dirs) == 2 else ("egress to" if dirs == ["Egress"] else "ingress from")
     if v.result == "partial":
-        return (f"NetworkPolicy {', '.join(v.policies)} allows {way} {v.peer.what} only on {', '.join(v.ports)}; "
-                f"NCCL and torch.distributed need every port between ranks")
-    return f"NetworkPolicy {', '.join(v.policies)} isolates the pod for {v.direction} and allows no {way} {v.peer.what}{deny}"
+        return (f"{who} allow{s} {way} {v.peer.what} only on {', '.join(sorted(set(v.ports)))}; NCCL and "
+                f"torch.distributed need every port between ranks")
+    deny = sorted({n for g in group for n in g.default_deny})
+    return (f"{who} isolate{s} the pod for {' and '.join(dirs)} and allow{s} no {way} {v.peer.what}"
+            + (f" (default deny: {', '.join(deny)})" if deny else ""))
 
 
 def _short(v) -> str:
@@ -185,6 +200,9 @@ def rdma_device_missing(ev):
     found = _missing_attachments(ev, pod)
     if isinstance(found, Hit):
         return found
+    unrequested = _unrequested(ev, pod)
+    if unrequested:
+        return unrequested
     node = ev.node
     if node is None:
         return Unknown.from_gap(ev.gap("nodes")) if ev.gap("nodes") else found
@@ -198,19 +216,51 @@ def _missing_attachments(ev, pod):
         if ev.get("NetworkAttachmentDefinition", att.name, att.namespace) is not None:
             continue
         if ev.is_absent("NetworkAttachmentDefinition", att.name, att.namespace):
-            there = sorted(name(n) for n in ev.all("NetworkAttachmentDefinition") if namespace(n) == att.namespace)
-            return Hit(f"The pod's {att.annotation} annotation names NetworkAttachmentDefinition "
-                       f"{att.namespace}/{att.name}, which does not exist (in {att.namespace}: "
-                       f"{', '.join(there) or 'none, or the k8s.cni.cncf.io API is not installed'}); Multus cannot "
-                       f"attach {att.interface or 'the interface'} and the pod sandbox is not created.",
-                       [Line("spec", f"metadata.annotations[{att.annotation}]", annotations(pod).get(att.annotation, "")),
-                        Line("object", "network-attachment-definitions", f"{att.namespace}/{att.name} not found")],
-                       fix=f"Create NetworkAttachmentDefinition {att.name} in namespace {att.namespace} (or fix the "
-                           f"annotation to one of: {', '.join(there) or 'none exist'}).",
-                       summary=f"NetworkAttachmentDefinition {att.namespace}/{att.name} does not exist")
+            return _absent_attachment(ev, pod, att)
         gap = ev.gap("network-attachment-definitions")
         unknown = unknown or (Unknown.from_gap(gap) if gap else None)
     return unknown
+
+
+def _absent_attachment(ev, pod, att):
+    nads = ev.all("NetworkAttachmentDefinition")
+    there = sorted(name(n) for n in nads if namespace(n) == att.namespace)
+    elsewhere = sorted(f"{namespace(n)}/{att.name}" for n in nads if name(n) == att.name)
+    known = f"in {att.namespace}: {', '.join(there)}" if there else \
+        f"none in {att.namespace}" + ("" if nads else ", or the k8s.cni.cncf.io API is not installed")
+    also = f"; {' and '.join(elsewhere)} exists" if elsewhere else ""
+    return Hit(f"The pod's {att.annotation} annotation names NetworkAttachmentDefinition {att.namespace}/{att.name}, "
+               f"which does not exist ({known}{also}): Multus cannot attach {att.interface or 'the network'} and the "
+               f"pod sandbox is not created.",
+               [Line("spec", f"metadata.annotations[{att.annotation}]", annotations(pod).get(att.annotation, "")),
+                Line("object", "network-attachment-definitions", f"{att.namespace}/{att.name} not found")],
+               fix=f"Create NetworkAttachmentDefinition {att.name} in namespace {att.namespace}"
+                   + (f", or point the annotation at {' or '.join(elsewhere)}." if elsewhere else "."),
+               summary=f"NetworkAttachmentDefinition {att.namespace}/{att.name} does not exist")
+
+
+def _unrequested(ev, pod):
+    """Attached NADs whose resourceName (an SR-IOV VF, an RDMA device) the pod does not request enough of."""
+    need = {}
+    for att in multus.requested(pod):
+        res = multus.resource_name(ev.get("NetworkAttachmentDefinition", att.name, att.namespace) or {})
+        if res:
+            need.setdefault(res, []).append(att.name)
+    have = _requests(pod)
+    short = {r: names for r, names in need.items() if have.get(r, 0) < len(names)}
+    if not short or podstate.health(pod) == "healthy":
+        return None
+    text = "; ".join(f"attachment{'s' if len(n) > 1 else ''} {', '.join(sorted(set(n)))} need{'' if len(n) > 1 else 's'} "
+                     f"{len(n)} x {r} (k8s.v1.cni.cncf.io/resourceName) but the pod requests {have.get(r, 0)}"
+                     for r, n in short.items())
+    limits = "".join(f"    {r}: \"{len(n)}\"\n" for r, n in short.items())
+    return Hit(f"The pod's Multus {text}: the CNI gets no device to configure (sriov-cni: "
+               f"\"VF pci addr is required\").", [Line("spec", "resources", f"{r}: {have.get(r, 0)} requested")
+                                                   for r in short],
+               fix="Request the NetworkAttachmentDefinition's resource in every container that needs the network "
+                   "(limits; requests follow), or deploy the network-resources-injector, which adds it.",
+               snippet=f"resources:\n  limits:\n{limits}  requests:\n{limits}".rstrip(),
+               summary=f"The pod does not request {', '.join(short)} for its Multus network(s)")
 
 
 def _missing_devices(ev, pod, node):
@@ -225,16 +275,20 @@ def _missing_devices(ev, pod, node):
     lines = [Line("node", f"nodes/{name(node)}.status.allocatable[{r}]",
                   f"capacity {capacity(node, r)}, allocatable {allocatable(node, r)}") for r in missing]
     lines += [ib_log.as_line(name(pod))] if ib_log else []
-    if missing and (podstate.health(pod) != "healthy" or ib_log):
+    healthy = podstate.health(pod) == "healthy"
+    slower = " NCCL falls back to TCP sockets: the job runs, far slower." if healthy else ""
+    if missing and (not healthy or ib_log):
         return Hit(f"The pod needs {', '.join(missing)} but node {name(node)} advertises none (the RDMA/SR-IOV device "
-                   f"plugin there is not running or found no devices).", lines,
+                   f"plugin there is not running or found no devices).{slower}", lines,
+                   severity="warning" if healthy else None,
                    summary=f"Node {name(node)} advertises no {', '.join(missing)}")
     no_hw = any(k.startswith("feature.node.kubernetes.io/") for k in labels(node)) and \
         not any(labels(node).get(k) == "true" for k in NFD_RDMA)
-    if _mounts_infiniband(pod) and not node_resources(node, _rdma_resource) and (ib_log or (no_hw and podstate.health(pod) != "healthy")):
+    if _mounts_infiniband(pod) and not node_resources(node, _rdma_resource) and (ib_log or (no_hw and not healthy)):
         why = f"NCCL finds no InfiniBand device ({ib_log.line.strip()[:120]})" if ib_log else \
             "node feature discovery reports no RDMA-capable device on it"
-        return Hit(f"The pod mounts {INFINIBAND} from node {name(node)}, which advertises no RDMA resource, and {why}.",
-                   lines + [Line("spec", "spec.volumes[hostPath]", INFINIBAND)],
+        return Hit(f"The pod mounts {INFINIBAND} from node {name(node)}, which advertises no RDMA resource, and {why}."
+                   f"{slower}", lines + [Line("spec", "spec.volumes[hostPath]", INFINIBAND)],
+                   severity="warning" if healthy else None,
                    summary=f"No RDMA device for the pod on node {name(node)}")
     return None
