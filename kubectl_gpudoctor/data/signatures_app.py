@@ -66,6 +66,10 @@ APP = (
     Signature("hf-path-as-repo-id", "missing-model-files",
               r"Repo id must (?:be in the form|use alphanumeric chars)[^:]*: '(?P<path>[./~][^']*)'",
               "the model path does not exist, so it was taken for a hub repo id"),
+    # transformers >= 4.38 after the hub rejects a path as repo id: `OSError: Incorrect path_or_model_id: '/data/x'.
+    # Please provide either the path to a local folder or the `repo_id` of a model on the Hub.`
+    Signature("hf-incorrect-path", "missing-model-files", r"Incorrect path_or_model_id: '(?P<path>[./~][^']*)'",
+              "transformers: the local model path does not exist"),
     Signature("vllm-no-weights", "missing-model-files", r"Cannot find any model weights with [`'](?P<path>[^`']+)",
               "vLLM found no weights files"),
     # Triton: `error: creating server: Internal - failed to stat file /models` (triton-inference-server/server#1931)
@@ -197,8 +201,12 @@ LOADING = (
     r"(?i)capturing (?:cuda ?graphs|cudagraphs|the model for cuda graphs)", r"(?i)\bcompil(?:ing|e)\b", r"(?i)memory profiling",
     r"(?i)Initializing an? (?:LLM|V1 LLM) engine", r"(?i)\bloading\b", r"\d+%\|", r"\d+/\d+ \[\d+:\d+<",
 )
-# tqdm progress: `50% Completed | 2/4 [00:19<00:19,  9.60s/it]` -> elapsed and remaining time.
-TQDM = r"(?P<pct>\d+)%.*?\[(?P<elapsed>\d+(?::\d+){1,2})<(?P<left>\d+(?::\d+){1,2}|\?)"
+# Progress lines that say how long loading still takes: tqdm `50% Completed | 2/4 [00:19<00:19,  9.60s/it]`
+# (vLLM, transformers) and TGI's downloader `Download: [2/4] -- ETA: 0:04:51`.
+PROGRESS = (
+    r"(?P<pct>\d+)%.*?\[(?P<elapsed>\d+(?::\d+){1,2})<(?P<left>\d+(?::\d+){1,2})",
+    r"Download: \[(?P<done>\d+)/(?P<total>\d+)\] -- ETA: (?P<left>\d+(?::\d+){1,2})",
+)
 
 # Timestamps at the start of a log line: ISO (TGI, Go, most loggers), vLLM `INFO 11-30 09:12:21`,
 # glog/Triton `I1130 09:12:21.123456`. Year-less forms take the year of the container start.
@@ -208,16 +216,17 @@ LOG_TIME = (
     r"^[IWE](?P<mo>\d\d)(?P<d>\d\d) (?P<h>\d\d):(?P<mi>\d\d):(?P<s>\d\d)",
 )
 
-# Where libraries keep their caches, and the variable that moves each one (first match wins).
+# Where libraries keep their caches, and the variable that moves each one: matched against the path first, then
+# against the traceback (which names the library); a generic ~/.cache path falls back to HOME, which moves them all.
 CACHE_ENV = (
     (r"huggingface|/hub\b|\.locks|hf_home|transformers", "HF_HOME", "huggingface"),
-    (r"\.triton", "TRITON_CACHE_DIR", "triton"),
-    (r"torch_extensions", "TORCH_EXTENSIONS_DIR", "torch_extensions"),
-    (r"/vllm\b|\.config/vllm", "VLLM_CACHE_ROOT", "vllm"),
+    (r"\.triton|triton/runtime", "TRITON_CACHE_DIR", "triton"),
+    (r"torch_extensions|cpp_extension", "TORCH_EXTENSIONS_DIR", "torch_extensions"),
+    (r"/vllm\b|\.config/vllm|vllm/(?:envs|usage)", "VLLM_CACHE_ROOT", "vllm"),
     (r"numba", "NUMBA_CACHE_DIR", "numba"),
     (r"outlines", "OUTLINES_CACHE_DIR", "outlines"),
-    (r"\.cache|\.config|\.local", "XDG_CACHE_HOME", ""),
 )
+CACHE_ENV_FALLBACK = ("HOME", "")
 
 # Environment variables that carry credentials; only their names and sources are ever reported.
 CREDENTIAL_ENV = {

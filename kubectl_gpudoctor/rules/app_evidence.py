@@ -13,7 +13,7 @@ import yaml
 
 from .. import logscan
 from ..crashrun import match_run
-from ..data.signatures_app import ARCH_ALIASES, ARCH_HINT, CREDENTIAL_ENV, LOG_TIME, READY, TQDM
+from ..data.signatures_app import ARCH_ALIASES, ARCH_HINT, CREDENTIAL_ENV, LOG_TIME, PROGRESS, READY
 from ..evidence import Line, event_count
 from ..k8s import labels, name, spec, status
 from ..timeutil import human_duration, parse_time, seconds_between
@@ -94,8 +94,12 @@ def mount_line(c, mount, vol) -> Line:
 def mount_story(pod, c, path, mount, vol) -> str:
     if not mount:
         mps = other_mounts(c)
+        guess = next((m.get("mountPath").rstrip("/") + "/" + path.split(f"/{os.path.basename(m.get('mountPath').rstrip('/'))}/", 1)[1]
+                      for m in c.get("volumeMounts") or [] if m.get("mountPath") not in ("/", _SA_TOKEN)
+                      and f"/{os.path.basename(m.get('mountPath').rstrip('/'))}/" in path), None)
         return ("no volume is mounted at or above it, so it exists only if the image ships it"
-                + (f"; this container mounts {', '.join(mps)}" if mps else "; this container mounts no volume"))
+                + (f"; this container mounts {', '.join(mps)}" if mps else "; this container mounts no volume")
+                + (f" (did you mean {guess}?)" if guess else ""))
     mp = mount.get("mountPath")
     if vol and "emptyDir" in vol:
         writers = [x["name"] for x in (spec(pod).get("initContainers") or [])
@@ -135,7 +139,8 @@ def exec_mode_fix(c, path, mount, vol) -> Tuple[str, str]:
         body[kind]["defaultMode"] = 493
         snippet = "# pod spec: mount the script with the execute bit (493 = 0755)\nvolumes:\n" + _indent(yaml.safe_dump([body], sort_keys=False), 0)
         return f", defaultMode {mode:#o}".replace("0o", "0"), snippet
-    interp = "python" if path.endswith(".py") else "/bin/sh"
+    shell = os.path.basename((c.get("command") or [""])[0])
+    interp = "python" if path.endswith(".py") else ("/bin/" + shell if shell in ("sh", "bash", "zsh", "dash", "ash") else "/bin/sh")
     if not path.endswith((".sh", ".py")) and not path.startswith("/"):
         return "", ""
     if not path.endswith((".sh", ".py")):
@@ -353,23 +358,41 @@ def _seconds(clock: str) -> int:
     return sum(v * 60 ** i for i, v in enumerate(reversed(parts)))
 
 
+def _progress_left(text: str):
+    """(seconds left, how far) from the last progress line of a log, or (None, "")."""
+    best = None
+    for n, line in enumerate(logscan.clean(text).split("\n")):
+        for rx in PROGRESS:
+            m = re.search(rx, line)
+            if m:
+                best = m
+    if not best:
+        return None, ""
+    g = best.groupdict()
+    done = f"{g['pct']}% done" if g.get("pct") else f"{g['done']} of {g['total']} files downloaded"
+    return _seconds(g["left"]), done
+
+
 def observed_start(ev, c, cs, term, text):
-    """(seconds, how we know, exact) — from a ready line of any run, else the killed run's progress bar, else
-    the killed run's length as a lower bound (exact False)."""
+    """(seconds, how we know, exact): the longest of a ready line's time in any run and the killed run's length
+    plus what its last progress line said was left (exact False when only the killed run's length is known)."""
     runs = [(ev.log(ev.pod, c["name"], False), ((cs.get("state") or {}).get("running") or {}).get("startedAt")),
-            (ev.log(ev.pod, c["name"], True), (cs.get("lastState") or {}).get("terminated", {}).get("startedAt"))]
-    seen = [t for t in (ready_after(x, s) for x, s in runs) if t is not None]
-    if seen:
-        return max(seen), f"about {human_duration(max(seen))} (a run of it reported ready {human_duration(max(seen))} after start)", True
+            (ev.log(ev.pod, c["name"], True), ((cs.get("lastState") or {}).get("terminated") or {}).get("startedAt"))]
+    ready = max([t for t in (ready_after(x, s) for x, s in runs) if t is not None], default=None)
     ran = seconds_between(term.get("startedAt"), term.get("finishedAt"))
-    if ran is None:
+    left, done = _progress_left(text)
+    killed = ran + left if ran is not None and left is not None else ran
+    parts = []
+    if ready is not None:
+        parts.append(f"a run that got ready did so {human_duration(ready)} after start")
+    if ran is not None:
+        parts.append(f"the killed run was still loading after {human_duration(ran)}"
+                     + (f" with {done} and about {human_duration(left)} to go" if left is not None else ""))
+    best = max([x for x in (ready, killed) if x is not None], default=None)
+    if best is None:
         return None, "", False
-    bars = [m for m in re.finditer(TQDM, logscan.clean(text)) if m.group("left") != "?"]
-    if bars:
-        left = _seconds(bars[-1].group("left"))
-        return (ran + left, f"about {human_duration(ran + left)} (killed after {human_duration(ran)} with the load "
-                            f"{bars[-1].group('pct')}% done and about {human_duration(left)} to go)", True)
-    return ran, f"more than {human_duration(ran)} (it was killed after {human_duration(ran)}, still starting)", False
+    exact = left is not None or (ready is not None and ready >= (killed or 0))
+    return best, ("about " if exact else "more than ") + human_duration(best) + " (" + "; ".join(parts) + ")", exact
 
 
 def startup_snippet(c, probe, observed: float):

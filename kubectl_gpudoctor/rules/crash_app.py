@@ -7,7 +7,7 @@ import re
 
 from ..crashrun import failure_block, failures, find, last_lines, log_ref, probe_kills, run_log, status_match, where
 from ..data.signals import PROBE_FAILED, PROBE_WRONG_TARGET
-from ..data.signatures_app import CACHE_ENV, DISTRIBUTED, LOADING, READY
+from ..data.signatures_app import CACHE_ENV, CACHE_ENV_FALLBACK, DISTRIBUTED, LOADING, READY
 from ..timeutil import human_duration
 from . import app_evidence as ae
 from .common import event_line, has_terminations, pod_events, status_line
@@ -31,12 +31,13 @@ def exec_format_error(ev):
     """The runtime or the log says `exec format error`: the kernel cannot execute the container's binary."""
     for c, cs, term, _ in failures(ev):
         found = status_match(cs, "exec-format-error")
-        line = status_line(c["name"], found[0], found[1]) if found else None
+        line, m = (status_line(c["name"], found[0], found[1]), found[2]) if found else (None, None)
         if not found:
             hit = ae.match(ev, c, cs, term, "exec-format-error")
             if not hit:
                 continue
-            line, _ = hit
+            line, m = hit
+        exe = m.groupdict().get("cmd") or ""
         node_arch, image_arch = ae.node_arch(ev), ae.image_arch(c.get("image") or "")
         lines = [status_line(c["name"], where(cs, term), term), line] if found is None else [line]
         if node_arch:
@@ -44,8 +45,8 @@ def exec_format_error(ev):
         if image_arch and node_arch and image_arch != node_arch:
             why = f"the image {c.get('image')} is built for {image_arch} and node {ae.node_name(ev)} is {node_arch}"
         elif node_arch:
-            why = (f"the image {c.get('image')} has no {node_arch} variant (a single-architecture image), or its "
-                   f"entrypoint is a script without a #! line")
+            why = (f"the image {c.get('image')} has no {node_arch} variant (a single-architecture image)"
+                   + ("" if re.search(r"/s?bin/", exe) else ", or its entrypoint is a script without a #! line"))
         else:
             why = "the binary is built for another CPU architecture than the node's (the node could not be read)"
         guess = image_arch or {"arm64": "amd64", "amd64": "arm64"}.get(node_arch or "", "amd64")
@@ -101,9 +102,10 @@ def missing_model_files(ev):
                    lines, values={"container": c["name"], "path": path, "dir": path}, snippet="")
     mount, vol = ae.covering_mount(ev.pod, c, path)
     lines.append(ae.mount_line(c, mount, vol))
+    where_ = ae.parent_dir(path, m)
     return Hit(f"Container {c['name']} exited {term.get('exitCode')} because {path} does not exist or is "
                f"incomplete: {ae.mount_story(ev.pod, c, path, mount, vol)}.", lines,
-               values={"container": c["name"], "path": path, "dir": ae.parent_dir(path, m)})
+               values={"container": c["name"], "path": where_, "dir": where_})
 
 
 @rule("model-cache-read-only", phase="crash", severity="critical", rank=SPECIFIC, applies=has_terminations,
@@ -122,7 +124,10 @@ def model_cache_read_only(ev):
     path = (m.groupdict().get("path") or "").rstrip("'\"") or "(path not printed)"
     mount, vol = ae.covering_mount(ev.pod, c, path) if path.startswith("/") else (None, None)
     why, spec_line = ae.not_writable_story(ev.pod, c, path, mount, vol, "Errno 13" in line.text)
-    envvar, sub = next(((env, sub) for rx, env, sub in CACHE_ENV if re.search(rx, path)), ("XDG_CACHE_HOME", ""))
+    text, _ = run_log(ev, c["name"], cs, term)
+    block = "\n".join(l for _, l in failure_block(text))
+    envvar, sub = next(((env, sub) for where_ in (path, block) for rx, env, sub in CACHE_ENV if re.search(rx, where_)),
+                       CACHE_ENV_FALLBACK)
     lines = [status_line(c["name"], where(cs, term), term), line] + ([spec_line] if spec_line else [])
     return Hit(f"Container {c['name']} exited {term.get('exitCode')} writing {path}: {why}.", lines,
                values={"container": c["name"], "envvar": envvar, "cachedir": "/cache" + (f"/{sub}" if sub else "")})
