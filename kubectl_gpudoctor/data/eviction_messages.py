@@ -11,8 +11,9 @@ from __future__ import annotations
 #   emptyDirMessageFmt                  "Usage of EmptyDir volume %q exceeds the limit %q. "
 #   nodeConditionMessageFmt (admission) "The node had condition: %v. "
 # Kubelets before 1.9 wrote "The node was low on resource: [DiskPressure]." (kubernetes/kubernetes#91600,
-# cloud-ark/kubeplus#1382, projectcalico wording quoted in user reports). Graceful node shutdown:
-# reason Terminated, "Pod was terminated in response to imminent node shutdown." (nodeshutdown_manager).
+# cloud-ark/kubeplus#1382). Graceful node shutdown: reason Terminated, "Pod was terminated in response to
+# imminent node shutdown." (nodeshutdown_manager, 1.22+); 1.20-1.21 wrote reason Shutdown, "Node is shutting,
+# evicting pods" (the graceful-node-shutdown docs of those releases).
 DISK = "ephemeral-storage"
 EVICTION_CAUSES = (
     # (cause, resource, regex)
@@ -24,7 +25,8 @@ EVICTION_CAUSES = (
     ("node-inodes", "inodes", r"The node was low on resource: inodes"),
     ("node-pids", "pids", r"The node was low on resource: (?:pids|\[PIDPressure\])"),
     ("node-condition", "", r"The node had condition: \[(?P<conditions>[^\]]+)\]"),
-    ("node-shutdown", "", r"terminated in response to imminent node shutdown"),
+    ("node-shutdown", "", r"terminated in response to imminent node shutdown|Node is shutting, evicting pods|"
+                          r"Node is in progress of shutting down"),
     ("critical-preemption", "", r"Preempted in order to admit critical pod|preempted by [Kk]ubelet to accommodate a critical pod"),
 )
 

@@ -119,7 +119,9 @@ def _policy_hit(pod, policies, wanted, log):
     peers = any(not _is_dns(v) for v in wanted)
     fix = None if peers else ("Allow DNS egress (kube-dns in kube-system, UDP and TCP 53) for this pod in namespace "
                               "$namespace: add the policy below next to $policies.")
-    return Hit(msg[0].upper() + msg[1:], lines, severity="critical" if log and _explains(log, wanted) else None,
+    # critical only when the pod is failing and its log shows the kind of traffic the policy blocks
+    critical = log is not None and _explains(log, wanted) and podstate.health(pod) != "healthy"
+    return Hit(msg[0].upper() + msg[1:], lines, severity="critical" if critical else None,
                values={"policies": ", ".join(names)}, fix=fix,
                snippet=netpolicy.allow_snippet(pod, ingress=any(v.direction == "Ingress" for v in wanted),
                                                egress=any(v.direction == "Egress" and not _is_dns(v) for v in wanted),
