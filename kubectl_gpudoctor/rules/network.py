@@ -116,9 +116,10 @@ def _policy_hit(pod, policies, wanted, log):
     msg = "; ".join(_says(g) for g in groups.values()) + "."
     if log is not None:
         msg += f" The log shows the failure this causes: {log.line.strip()[:200]}"
-    peers = any(not _is_dns(v) for v in wanted)
-    fix = None if peers else ("Allow DNS egress (kube-dns in kube-system, UDP and TCP 53) for this pod in namespace "
-                              "$namespace: add the policy below next to $policies.")
+    peers, dns = any(not _is_dns(v) for v in wanted), any(_is_dns(v) for v in wanted)
+    what = " and ".join(x for x, on in (("the job's pods to reach each other on every port", peers),
+                                         ("DNS egress (kube-dns in kube-system, UDP and TCP 53)", dns)) if on)
+    fix = f"Allow {what} in namespace $namespace: add the NetworkPolicy below next to $policies."
     # critical only when the pod is failing and its log shows the kind of traffic the policy blocks
     critical = log is not None and _explains(log, wanted) and podstate.health(pod) != "healthy"
     return Hit(msg[0].upper() + msg[1:], lines, severity="critical" if critical else None,
