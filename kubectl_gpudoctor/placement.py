@@ -186,7 +186,9 @@ def selected(views: List[NodeView]) -> List[NodeView]:
 def deciding(views: List[NodeView], pred: str) -> List[NodeView]:
     """The nodes on which `pred` decides: selected nodes that pass every other structural predicate
     (all selected nodes when none does: several predicates block together)."""
-    pool = views if pred == "selector" else selected(views)
+    if pred == "selector":
+        return views    # the pod's own choice: it blocks only when it excludes every candidate
+    pool = selected(views)
     others = [p for p in STRUCTURAL if p not in (pred, "selector")]
     clean = [v for v in pool if not any(p in v.fails for p in others)]
     return clean or pool
