@@ -217,23 +217,32 @@ def credential_refs(ev, c, target: str) -> List[str]:
     return out
 
 
-def auth_meaning(ev, c, target, line: str, creds: List[str]):
-    """(what the rejection means, snippet) — names only, never values."""
+def _hub_repo(text: str) -> str:
+    m = re.search(r"Access to model (\S+?) is|huggingface\.co/(?:api/models/)?([\w.-]+/[\w.-]+)", text)
+    return (m.group(1) or m.group(2)) if m else "the model"
+
+
+def auth_meaning(ev, c, target, line: str, creds: List[str], text: str = ""):
+    """(what the rejection means, snippet, fix or None) — names only, never values."""
     ns, sa = ev.target.namespace, spec(ev.pod).get("serviceAccountName") or "default"
     token = next((x for x in creds if x.startswith(CREDENTIAL_ENV["hub"])), None)
+    secret = re.search(r"from Secret (\S+) key (\S+)", token or "")
     if target == "hub":
+        repo = _hub_repo(line + "\n" + text)
         if re.search(r"not in the authorized list|403", line):
-            return ("the Hugging Face token is valid but its account has not been granted access to this gated model: "
-                    "request access on the model's page with that account", "")
-        if token and " from Secret " in token:
-            secret, key = re.search(r"from Secret (\S+) key (\S+)", token).groups()
-            return (f"the Hugging Face hub rejected the token ({token}): it is invalid, expired or revoked",
-                    f"kubectl create secret generic {secret} -n {ns} --from-literal={key}=<new token> --dry-run=client -o yaml | kubectl apply -f -")
+            return ("the Hugging Face token is valid but its account has not been granted access to this gated model",
+                    "", f"Request access to {repo} on huggingface.co with the account that owns the token"
+                        + (f" in Secret {secret.group(1)}" if secret else "") + ", then delete the pod to retry now.")
         if token:
-            return f"the Hugging Face hub rejected the token ({token}): it is invalid, expired or revoked", ""
+            return (f"the Hugging Face hub rejected the token ({token}): it is invalid, expired or revoked",
+                    (f"kubectl create secret generic {secret.group(1)} -n {ns} --from-literal={secret.group(2)}=<new token> "
+                     "--dry-run=client -o yaml | kubectl apply -f -") if secret else "",
+                    f"Put a valid read token for {repo} into " + (f"Secret {secret.group(1)}" if secret else "the container's env")
+                    + ", then delete the pod to retry now.")
         return ("the request to the Hugging Face hub carried no token (HF_TOKEN is not set), and the repo is gated or private",
-                "kubectl create secret generic hf-token -n " + ns + " --from-literal=token=<token>\n# container " + c["name"]
-                + "\nenv:\n- name: HF_TOKEN\n  valueFrom:\n    secretKeyRef:\n      name: hf-token\n      key: token")
+                f"kubectl create secret generic hf-token -n {ns} --from-literal=token=<token>\n# container {c['name']}\n"
+                "env:\n- name: HF_TOKEN\n  valueFrom:\n    secretKeyRef:\n      name: hf-token\n      key: token",
+                f"Give container {c['name']} an HF_TOKEN from a Secret, for an account that has been granted {repo}.")
     if target == "s3":
         if re.search(r"NoCredentials|Unable to locate", line):
             why = f"no object-store credentials at all: no AWS_* variables and no web identity on service account {sa}"
@@ -244,16 +253,17 @@ def auth_meaning(ev, c, target, line: str, creds: List[str]):
         else:
             why = "the identity is not allowed to read that bucket/object (bucket policy, IAM role or KMS key)"
         return (f"the object store rejected the request: {why}",
-                f"kubectl get serviceaccount {sa} -n {ns} -o jsonpath='{{.metadata.annotations}}'   # IRSA/Pod Identity role")
+                f"kubectl get serviceaccount {sa} -n {ns} -o jsonpath='{{.metadata.annotations}}'   # IRSA/Pod Identity role", None)
     if target == "k8s":
         m = re.search(r'"system:serviceaccount:([^:"]+):([^"]+)" cannot (\w+) resource "([^"]+)"', line)
         if m:
             return (f"service account {m.group(2)} is not allowed to {m.group(3)} {m.group(4)} (RBAC)",
-                    f"kubectl auth can-i {m.group(3)} {m.group(4)} -n {m.group(1)} --as=system:serviceaccount:{m.group(1)}:{m.group(2)}")
+                    f"kubectl auth can-i {m.group(3)} {m.group(4)} -n {m.group(1)} --as=system:serviceaccount:{m.group(1)}:{m.group(2)}",
+                    f"Grant service account {m.group(2)} a Role with {m.group(3)} on {m.group(4)} (RoleBinding in {m.group(1)}).")
     if target == "gcs":
         return (f"the Google service account behind {sa} lacks access to the bucket",
-                f"kubectl get serviceaccount {sa} -n {ns} -o jsonpath='{{.metadata.annotations}}'   # Workload Identity")
-    return "the server rejected the credentials (401/403)", ""
+                f"kubectl get serviceaccount {sa} -n {ns} -o jsonpath='{{.metadata.annotations}}'   # Workload Identity", None)
+    return "the server rejected the credentials (401/403)", "", None
 
 
 # --- connections -----------------------------------------------------------------------------------------

@@ -148,8 +148,8 @@ def auth_failure(ev):
     target = ae.auth_target(line.text, text)
     creds = ae.credential_refs(ev, c, target)
     lines = [status_line(c["name"], where(cs, term), term), line] + [Line("spec", f"containers[{c['name']}]", x) for x in creds]
-    meaning, snippet = ae.auth_meaning(ev, c, target, line.text, creds)
-    return Hit(f"Container {c['name']} exited {term.get('exitCode')}: {meaning}.", lines, snippet=snippet,
+    meaning, snippet, fix = ae.auth_meaning(ev, c, target, line.text, creds, text)
+    return Hit(f"Container {c['name']} exited {term.get('exitCode')}: {meaning}.", lines, snippet=snippet, fix=fix,
                values={"container": c["name"], "creds": "; ".join(creds) or "none found in the spec"})
 
 
