@@ -28,8 +28,10 @@ def _terminal(ev):
       title="Pod was evicted or stopped by the kubelet",
       remediation="Free or reserve the resource the kubelet was short of; the pod's controller creates a new pod.")
 def evicted(ev):
-    """status.reason is Evicted, or the kubelet's DisruptionTarget condition says it stopped the pod; the message
-    names the resource (memory, ephemeral-storage, pids) or the node shutdown."""
+    """status.reason is Evicted (or the kubelet's DisruptionTarget condition): the kubelet stopped the pod itself.
+
+    The message names the resource (memory, ephemeral-storage, pids, an emptyDir or storage limit) or the node
+    shutdown; the remedy follows the resource."""
     pod = ev.pod
     if not podstate.terminated_by_kubelet(pod):
         return None
@@ -175,8 +177,10 @@ def node_pressure(ev):
       remediation="Bring node $node back (kubelet, container runtime, network) or drain and replace it; pods on it "
                   "are recreated elsewhere once the unreachable taint's toleration expires.")
 def node_not_ready(ev):
-    """The pod's node (or the target node) has Ready False/Unknown (`Kubelet stopped posting node status.`) or
-    carries the node.kubernetes.io/unreachable or not-ready taint."""
+    """The pod's node (or the target node) is NotReady or Unknown, or carries the unreachable/not-ready taint.
+
+    Unknown means `Kubelet stopped posting node status.`; False names the kubelet's reason (CNI not ready, PLEG,
+    container runtime down, shutting down). A node that no longer exists is reported too."""
     node, unknown = _node_or_unknown(ev)
     node_name = ev.target.name if ev.target.kind == "Node" else spec(ev.pod).get("nodeName")
     if node is None:

@@ -35,8 +35,10 @@ def _sandbox_ready(pod) -> bool:
       remediation="Fix the CNI agent on node $node ($agent): read its log and restart it; the kubelet retries the "
                   "sandbox by itself.")
 def cni_failure(ev):
-    """FailedCreatePodSandBox says the CNI plugin could not set up the pod's network (or the kubelet reports
-    NetworkNotReady), or the pod runs without a pod IP."""
+    """FailedCreatePodSandBox says the CNI plugin could not set up the pod's network, or the pod runs without an IP.
+
+    Also the kubelet's NetworkNotReady event. The plugin (Calico, Cilium, AWS VPC CNI, flannel, Multus, SR-IOV...)
+    and the cause (IP exhaustion, rejected credentials, agent down, missing attachment) come from the message."""
     pod, node = ev.pod, spec(ev.pod).get("nodeName")
     if _sandbox_ready(pod) and status(pod).get("podIP"):
         return None
@@ -85,8 +87,11 @@ def _policy_applies(ev):
       remediation="Allow the job's pods to reach each other on every port (and DNS) in namespace $namespace: add "
                   "the NetworkPolicy below next to the policy that isolates the pod ($policies).")
 def networkpolicy_blocks_traffic(ev):
-    """A NetworkPolicy selecting the pod isolates it (Egress or Ingress) and no rule allows its job's other pods in
-    the namespace (or DNS); critical when the log shows NCCL/torch.distributed/connection failures."""
+    """A NetworkPolicy isolates the pod and no rule lets its job's other pods (or DNS) through.
+
+    Evaluated for egress to and ingress from the job's pods in the namespace (every port: NCCL uses ephemeral
+    ports) and egress to kube-dns; critical when the failing pod's log shows NCCL, torch.distributed, DNS or
+    connection failures of the blocked kind."""
     pod = ev.pod
     policies = [p for p in ev.all("NetworkPolicy") if namespace(p) == namespace(pod)]
     if not policies:
@@ -197,8 +202,11 @@ def _requests(pod):
                   "device plugin pods on that node, MOFED driver), or create the NetworkAttachmentDefinition the "
                   "pod names.")
 def rdma_device_missing(ev):
-    """The pod requests an RDMA/SR-IOV resource (rdma/*, nvidia.com/hostdev, ...) or mounts /dev/infiniband but its
-    node advertises none, or its Multus annotation names a NetworkAttachmentDefinition that does not exist."""
+    """The pod's RDMA/SR-IOV device or Multus network is missing: no device on its node, or no such attachment.
+
+    Fires when a k8s.v1.cni.cncf.io/networks attachment does not exist, when an attachment's resourceName is not
+    requested, or when the pod requests rdma/*, nvidia.com/hostdev or SR-IOV resources (or mounts /dev/infiniband)
+    that its node does not advertise."""
     pod = ev.pod
     found = _missing_attachments(ev, pod)
     if isinstance(found, Hit):
