@@ -32,10 +32,10 @@ GROUP_LABELS = ("training.kubeflow.org/job-name", "jobset.sigs.k8s.io/jobset-nam
                 "app.kubernetes.io/name", "app")
 # Signs that a pod talks to peer pods (multi-node training or serving).
 DISTRIBUTED_LABELS = ("training.kubeflow.org/", "jobset.sigs.k8s.io/", "leaderworkerset.sigs.k8s.io/", "ray.io/")
-DISTRIBUTED_ENV = re.compile(r"^(MASTER_ADDR|WORLD_SIZE|PET_NNODES|NCCL_\w+|OMPI_\w+|TORCHELASTIC_\w+|"
-                             r"LWS_LEADER_ADDRESS|RAY_ADDRESS)$")
-DISTRIBUTED_CMD = re.compile(r"\b(torchrun|torch\.distributed\.(?:run|launch)|mpirun|horovodrun|deepspeed)\b|"
-                             r"--nnodes[= ]+(?:[2-9]|\d\d)|--num[_-]machines[= ]+(?:[2-9]|\d\d)|\bray start\b")
+LOCAL = ("", "localhost", "127.0.0.1", "::1")
+# Launchers that span several pods (a single-node torchrun talks over localhost, which policies do not touch).
+DISTRIBUTED_CMD = re.compile(r"--nnodes[= ]+(?:[2-9]|\d\d|\d+:\d+)|--num[_-](?:machines|nodes)[= ]+(?:[2-9]|\d\d)|"
+                             r"\b(?:mpirun|mpiexec|horovodrun)\b|\bray start\b|--hostfile\b")
 # The DNS service's pods (CoreDNS and kube-dns both carry k8s-app=kube-dns) and their named ports.
 DNS_LABELS = {"k8s-app": "kube-dns"}
 DNS_PORTS = {"dns": ("UDP", 53), "dns-tcp": ("TCP", 53)}
@@ -220,16 +220,25 @@ def dns_peer(ns_obj: Optional[dict]) -> Peer:
 
 
 def is_distributed(pod: dict) -> bool:
-    """The pod talks to peer pods: a training operator/JobSet/LWS/Ray pod, torchrun/MPI, MASTER_ADDR/NCCL env."""
+    """The pod talks to peer pods: a training-operator/JobSet/LWS/Ray pod, a multi-node launcher, MASTER_ADDR set to
+    another host, WORLD_SIZE/PET_NNODES above 1, MPI or Ray addresses."""
     if any(k.startswith(DISTRIBUTED_LABELS) for k in labels(pod)):
         return True
     for c in containers(pod):
-        env = {e.get("name"): e.get("value") for e in c.get("env") or []}
-        if any(DISTRIBUTED_ENV.match(k or "") for k in env) and env.get("MASTER_ADDR") not in ("localhost", "127.0.0.1"):
+        env = {e.get("name") or "": e.get("value") or "" for e in c.get("env") or []}
+        if env.get("MASTER_ADDR", "") not in LOCAL or _first_int(env.get("WORLD_SIZE")) > 1 \
+                or _first_int(env.get("PET_NNODES")) > 1:
+            return True
+        if "LWS_LEADER_ADDRESS" in env or "RAY_ADDRESS" in env or any(k.startswith("OMPI_") for k in env):
             return True
         if DISTRIBUTED_CMD.search(" ".join((c.get("command") or []) + (c.get("args") or []))):
             return True
     return False
+
+
+def _first_int(text) -> int:
+    m = re.match(r"\s*(\d+)", text or "")
+    return int(m.group(1)) if m else 0
 
 
 def bootstrap_port(pod: dict) -> Optional[str]:

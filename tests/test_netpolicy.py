@@ -122,6 +122,10 @@ def test_distributed_detection():
     assert np.is_distributed(pod(env=[{"name": "MASTER_ADDR", "value": "job-master-0"}]))
     assert not np.is_distributed(pod(env=[{"name": "MASTER_ADDR", "value": "localhost"}]))
     assert not np.is_distributed(pod({"app": "vllm"}, command=["vllm", "serve", "--tensor-parallel-size", "4"]))
+    assert not np.is_distributed(pod(command=["torchrun", "--standalone", "--nproc_per_node=8", "train.py"]))
+    assert not np.is_distributed(pod(command=["torchrun", "--nnodes=1", "--nproc_per_node=8", "train.py"]))
+    assert np.is_distributed(pod(env=[{"name": "PET_NNODES", "value": "2:4"}]))
+    assert np.is_distributed(pod(command=["deepspeed", "--hostfile", "/etc/mpi/hostfile", "train.py"]))
 
 
 def test_snippet_is_valid_yaml_with_the_group_label():
