@@ -84,7 +84,7 @@ def _flapping(ev, ready: List[dict]):
         msg = (f"Device plugin pod {namespace(pod)}/{name(pod)} is Ready but restarted {term['restartCount']} time(s), "
                f"the last {ago} ago ({term.get('reason') or 'exit ' + str(term.get('exitCode'))})."
                + (f" Its last error: {gpustack.quoted(err.text)}." if err else ""))
-        return Hit(msg, lines, severity="warning", next=[_logs_command(ev, pod)])
+        return Hit(msg, lines, severity="warning", snippet=_logs_command(ev, pod), next=[_logs_command(ev, pod)])
     return None
 
 
@@ -103,7 +103,7 @@ def _not_ready(ev, node, pod):
     elif health == "starting":
         msg += "; it is still starting"
     return Hit(msg.rstrip(".") + ".", lines, severity="warning" if health == "starting" else None,
-               next=[_logs_command(ev, pod)],
+               snippet=_logs_command(ev, pod), next=[_logs_command(ev, pod)],
                summary=f"Device plugin on {name(node)} is not ready ({podstate.display_status(pod)})")
 
 
@@ -168,7 +168,7 @@ def _label_snippet(node, ds) -> Optional[str]:
       title="A GPU operator component on the node is failing",
       remediation="Fix the first broken link ($component) first: everything after it in driver -> toolkit -> "
                   "device plugin -> GFD/DCGM -> validator waits for it. Read its log.",
-      snippet="$logs")
+      snippet="kubectl get pods -A --field-selector spec.nodeName=$node -o wide | grep -Ei 'nvidia|gpu'")
 def gpu_operator_component_failing(ev):
     """A GPU-operator pod on the node is not Ready; names the first broken link driver → toolkit → device plugin → GFD/DCGM → validator."""
     node = node_or_unknown(ev)
@@ -210,6 +210,6 @@ def _chain_hit(ev, node, comp, pod, health, link, init, others):
     if link.key in NON_BLOCKING and health != "starting":
         msg += f" The {link.title} does not block GPU pods, but its data (metrics/labels) is stale."
     rank = SPECIFIC if link.stage < DEVICE_PLUGIN_STAGE else GENERIC
-    return Hit(msg, lines, values={"component": link.title, "logs": _logs_command(ev, pod)}, severity=severity,
+    return Hit(msg, lines, values={"component": link.title}, snippet=_logs_command(ev, pod), severity=severity,
                rank=rank, next=[_logs_command(ev, pod)],
                summary=f"GPU operator {link.title} is not ready on {name(node)} ({podstate.display_status(pod)})")
