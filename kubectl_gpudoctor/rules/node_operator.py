@@ -130,8 +130,8 @@ def _absent(ev, node, wanted):
         gap = ev.gap("daemonsets")
         why.append(f"why its DaemonSet skips the node is unknown ({gap.needs() if gap else 'DaemonSets not read'})")
     hint = _deploy_label_hint(node)
-    if hint:
-        why.append(hint)
+    if hint and hint.split("=")[0].split()[-1] not in " ".join(why):
+        why.append(hint)   # unless a DaemonSet's selector already named that label
     shown = ", ".join(go.VENDOR_NAMES[v] for v in sorted(wanted))
     msg = f"No {shown} device plugin pod runs on node {name(node)}, and it advertises no GPU: " + "; ".join(why) + "."
     lines.insert(0, node_line(node, "status.allocatable", "no allocatable GPU resource"))
