@@ -8,11 +8,13 @@ from typing import Dict, Iterable, List, Optional, Set
 from . import affinity, storage
 from .evidence import Evidence
 from .k8s import (allocatable, free, gpu_request, is_terminated, labels, meta, name, namespace, netdev_request,
-                  node_ready, pod_requests, spec, tolerates, untolerated_taints, used)
+                  node_ready, pod_requests, spec, status, tolerates, untolerated_taints, used)
+from .quantity import parse_quantity
 
 # Taints the node lifecycle controller sets for conditions; tolerating them is not the fix.
 CONDITION_TAINT_PREFIX = "node.kubernetes.io/"
 STRUCTURAL = ("selector", "taint", "unavailable", "volume", "affinity")
+CORE = ("cpu", "memory", "ephemeral-storage")
 
 
 def requested(pod: dict) -> Dict[str, int]:
@@ -45,6 +47,28 @@ def shortfall(ev: Evidence, pod: dict, node: dict) -> Dict[str, tuple]:
         have = free(node, pods, res) if knows_free(ev, node) else allocatable(node, res)
         if have < need:
             out[res] = (need, have)
+    return out
+
+
+def core_shortfall(ev: Evidence, pod: dict, node: dict) -> Optional[Dict[str, tuple]]:
+    """cpu / memory / ephemeral-storage / pod slots the node lacks: {res: (need, free, allocatable)};
+    None when the node's pods were not listed (free unknown)."""
+    if not knows_free(ev, node):
+        return None
+    want = pod_requests(pod)
+    others = [p for p in ev.pods_on(name(node)) if not is_terminated(p) and meta(p).get("uid") != meta(pod).get("uid")]
+    alloc = status(node).get("allocatable") or {}
+    out = {}
+    for res in CORE:
+        need = want.get(res, 0)
+        if need and res in alloc:
+            have = float(parse_quantity(alloc[res]) or 0)
+            left = have - sum(pod_requests(p).get(res, 0) for p in others)
+            if left < need:
+                out[res] = (need, left, have)
+    slots = float(parse_quantity(alloc.get("pods")) or 0)
+    if slots and len(others) + 1 > slots:
+        out["pods"] = (1, slots - len(others), slots)
     return out
 
 

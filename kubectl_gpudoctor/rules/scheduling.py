@@ -82,7 +82,10 @@ def gpu_not_advertised(ev):
     lines += [Line("node", f"nodes/{name(n)}.status.allocatable", f"{res}: {allocatable(n, res)} "
                    f"(capacity: {(n.get('status') or {}).get('capacity', {}).get(res, 'absent')})") for n in looks[:5]]
     msg = f"No node advertises {res}: it is absent or 0 in status.allocatable of all {len(nodes)} node(s)."
-    if looks:
+    instead = sorted({f"{r} on {name(n)}" for n in nodes for r in node_resources(n) if allocatable(n, r) > 0})
+    if instead:
+        msg += f" Advertised GPU resources: {', '.join(instead[:4])} (a different resource name)."
+    elif looks:
         msg += (f" {len(looks)} node(s) are labelled as GPU nodes ({names(looks)}) but their device plugin "
                 f"advertises nothing.")
     else:
@@ -234,4 +237,4 @@ def _shortage_hit(ev, views, pool, said):
                table=table, summary=f"No node has enough free GPUs ({msg.split(';')[0].split('. ')[0]})")
 
 
-from . import scheduling_nodes, scheduling_storage  # noqa: E402,F401  (registration order: after the rules above)
+from . import scheduling_nodes, scheduling_storage, scheduling_extra  # noqa: E402,F401  (registration order: after the rules above)
