@@ -2,15 +2,14 @@
 executed, model files missing, a cache that is not writable, rejected credentials, an unreachable dependency."""
 from __future__ import annotations
 
-import math
 import re
 
 from ..crashrun import failure_block, failures, find, last_lines, log_ref, probe_kills, run_log, status_match, where
 from ..data.signals import PROBE_FAILED, PROBE_WRONG_TARGET
 from ..data.signatures_app import CACHE_ENV, CACHE_ENV_FALLBACK, DISTRIBUTED, LOADING, READY
 from ..timeutil import human_duration
-from . import app_evidence as ae
-from .common import event_line, has_terminations, pod_events, status_line
+from . import access_evidence as xe, app_evidence as ae, startup_evidence as se
+from .common import event_line, has_terminations, status_line
 from .registry import DEFAULT, SPECIFIC, Hit, Line, Unknown, rule
 
 _LOADING = tuple(re.compile(p) for p in LOADING)
@@ -145,10 +144,10 @@ def auth_failure(ev):
         return None
     c, cs, term, _, line, m = found
     text, _ = run_log(ev, c["name"], cs, term)
-    target = ae.auth_target(line.text, text)
-    creds = ae.credential_refs(ev, c, target)
+    target = xe.auth_target(line.text, text)
+    creds = xe.credential_refs(ev, c, target)
     lines = [status_line(c["name"], where(cs, term), term), line] + [Line("spec", f"containers[{c['name']}]", x) for x in creds]
-    meaning, snippet, fix = ae.auth_meaning(ev, c, target, line.text, creds, text)
+    meaning, snippet, fix = xe.auth_meaning(ev, c, target, line.text, creds, text)
     return Hit(f"Container {c['name']} exited {term.get('exitCode')}: {meaning}.", lines, snippet=snippet, fix=fix,
                values={"container": c["name"], "creds": "; ".join(creds) or "none found in the spec"})
 
@@ -166,14 +165,14 @@ def dependency_unreachable(ev):
     if not found:
         return None
     c, cs, term, _, line, m = found
-    host, port, why = ae.endpoint(m)
-    meaning, snippet, fix = ae.dependency_meaning(ev, host, port, why)
+    host, port, why = xe.endpoint(m)
+    meaning, snippet, fix = xe.dependency_meaning(ev, host, port, why)
     return Hit(f"Container {c['name']} exited {term.get('exitCode')} because it could not reach "
                f"{host + (':' + port if port else '') if host else 'a service'} ({why}): {meaning}.",
                [status_line(c["name"], where(cs, term), term), line], snippet=snippet, fix=fix,
                values={"container": c["name"], "target": f"{host}:{port}" if port else (host or "the backend"),
                        "hostname": re.sub(r"[^a-z0-9-]", "-", (host or "backend").lower())[:40].strip("-"),
-                       "waitcmd": ae.wait_command(host, port, why)})
+                       "waitcmd": xe.wait_command(host, port, why)})
 
 
 @rule("probe-kills-slow-start", phase="crash", severity="critical", rank=SPECIFIC, applies=has_terminations,
@@ -195,21 +194,23 @@ def probe_kills_slow_start(ev):
             continue
         tail = last_lines(text, 6)
         loading = any(_any(_LOADING, l) for l in tail)
-        probe_msg = (pod_events(ev, ("Unhealthy",), pattern=PROBE_FAILED)[-1:] or [{}])[0]
+        probe_msg = (se.container_events(ev, c["name"], "Unhealthy", PROBE_FAILED)[-1:] or [{}])[0]
         if _any(_READY, text) or re.search(PROBE_WRONG_TARGET, probe_msg.get("message") or "") \
                 or (failure_block(text) and not loading):
             continue  # it was serving, the probe hits a wrong path, or it failed on its own: not a slow start
-        budget, words, probe = ae.probe_budget(c)
-        observed, how, exact = ae.observed_start(ev, c, cs, term, text)
+        budget, words, probe = se.probe_budget(c)
+        observed, how, exact = se.observed_start(ev, c, cs, term, text)
         if observed is None or (exact and budget >= observed) or probe is None:
             continue
         lines = [status_line(c["name"], where(cs, term), term), event_line(kills[-1])]
         lines += [event_line(probe_msg)] if probe_msg else []
         lines += [Line("log", log_ref(ev, c["name"], previous, "last line before the kill"), tail[-1][:300])]
-        snippet, threshold = ae.startup_snippet(c, probe, observed)
-        return Hit(f"Container {c['name']} was killed {ae.kill_count(kills)} by the kubelet after failed probes "
+        snippet, threshold = se.startup_snippet(c, probe, observed)
+        summary = (f"Container {c['name']} was killed {se.kill_count(kills)} by failed probes while starting: the probes "
+                   f"allow {human_duration(budget)}, it needs {how.split(' (')[0]}")
+        return Hit(f"Container {c['name']} was killed {se.kill_count(kills)} by the kubelet after failed probes "
                    f"while it was still {'loading' if loading else 'starting (no error, no ready line)'}: {words} "
                    f"allows {human_duration(budget)}, and it needs {how}.",
-                   lines, snippet=snippet, rank=SPECIFIC if loading else DEFAULT,
+                   lines, snippet=snippet, rank=SPECIFIC if loading else DEFAULT, summary=summary,
                    values={"container": c["name"], "threshold": threshold})
     return None
