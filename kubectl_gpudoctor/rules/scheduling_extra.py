@@ -1,8 +1,8 @@
-"""Scheduling rules beyond the GPU devices: CPU/memory/pod slots on the GPU nodes, and no scheduler acting at all."""
+"""Scheduling rules about capacity (free GPUs, CPU/memory/pod slots on the GPU nodes) and a scheduler that never acts."""
 from __future__ import annotations
 
-from .. import placement
-from ..k8s import condition, meta, spec
+from .. import placement, schedmsg
+from ..k8s import condition, is_gpu_resource, meta, spec
 from ..quantity import format_bytes
 from ..timeutil import human_duration, seconds_between
 from .common import unscheduled
@@ -16,6 +16,65 @@ def _amount(res, value):
     if res in ("memory", "ephemeral-storage"):
         return format_bytes(int(max(value, 0)))
     return f"{value:g}" if res == "pods" else f"{max(value, 0):.2f}".rstrip("0").rstrip(".")
+
+
+@rule("insufficient-gpu", phase="scheduling", severity="critical", rank=DEFAULT, applies=wants_device,
+      title="Not enough free GPUs on any node",
+      remediation="Wait for GPUs to free up, add GPU nodes (or let the autoscaler add them), or free GPUs held "
+                  "by the pods listed; lower the request if the workload can run on fewer GPUs.",
+      snippet="kubectl get pods -A --field-selector spec.nodeName=$candidate -o wide   # who holds the GPUs")
+def insufficient_gpu(ev):
+    """The scheduler says `Insufficient <gpu resource>`, or nodes advertise it but none the pod may use has enough free."""
+    said = scheduler_word(ev)
+    claims = [(n, r) for n, r in schedmsg.insufficient_resources(said.parsed) if is_gpu_resource(r)] \
+        if said and said.parsed else []
+    if not ev.readable("nodes"):
+        if not claims:
+            return Unknown.from_gap(ev.gap("nodes"))
+        text = ", ".join(f"{n} node(s) Insufficient {r}" for n, r in claims)
+        return Hit(f"The scheduler reports {text} (of {said.parsed.total}). The nodes could not be read, so this "
+                   f"may also mean that no node advertises the resource at all.", [said.line],
+                   values={"candidate": "<node>"})
+    views = placement.analyse(ev, ev.pod)
+    if not views:
+        return None  # nothing advertises it: gpu-not-advertised / mig-profile-mismatch / rdma-not-advertised
+    pool = placement.capacity_pool(views)
+    if any(not placement.shortfall(ev, ev.pod, v.node) for v in pool):
+        return None
+    if any(not placement.knows_free(ev, v.node) for v in pool) and not claims:
+        gap = ev.gap("pods")
+        return Unknown(gap.needs() if gap else "not checked: the pods on the GPU nodes were not listed")
+    return _shortage_hit(ev, views, pool, said if claims else None)
+
+
+def _shortage_hit(ev, views, pool, said):
+    table, short = [], []
+    pool_names = {v.name for v in pool}
+    for res, need in placement.requested(ev.pod).items():
+        rows = placement.gpu_table(ev, res, [v.node for v in views])
+        for r in rows:
+            fails = ", ".join(sorted(next(v for v in views if v.name == r["node"]).fails))
+            r["eligible"] = ("yes" + (f" (also blocked: {fails})" if fails else "")) if r["node"] in pool_names \
+                else f"no ({fails})"
+        table += rows
+        frees = [r["free"] for r in rows if r["node"] in pool_names and r["free"] is not None]
+        if not frees or max(frees) >= need:
+            continue
+        total = sum(max(f, 0) for f in frees)
+        note = f"; {total} are free in total but no single node has {need} (fragmentation)" if total >= need else ""
+        short.append(f"the pod needs {need} {res}, the most free on one eligible node is {max(frees)}{note}")
+    lines = [said.line] if said else []
+    for r in sorted((r for r in table if r["node"] in pool_names), key=lambda r: -(r["free"] or 0))[:3]:
+        held = placement.holders(ev, ev.get("Node", r["node"]), r["resource"])
+        if held:
+            lines.append(Line("node", f"nodes/{r['node']}", f"{r['resource']} held by: {', '.join(held[:8])}"))
+    roomy = [r["node"] for r in table if r["node"] not in pool_names and (r["free"] or 0) > 0]
+    msg = "; ".join(short) or "the eligible nodes lack free capacity for the pod's device requests"
+    if roomy:
+        msg += f". Nodes with free GPUs the pod may not use: {', '.join(sorted(set(roomy))[:5])} (see table)"
+    best = max((r for r in table if r["node"] in pool_names), key=lambda r: r["free"] or 0, default=None)
+    return Hit(msg[0].upper() + msg[1:] + ".", lines, values={"candidate": best["node"] if best else "<node>"},
+               table=table, summary=f"No node has enough free GPUs ({msg.split(';')[0].split('. ')[0]})")
 
 
 @rule("insufficient-node-resources", phase="scheduling", severity="critical", rank=DEFAULT, applies=wants_device,
