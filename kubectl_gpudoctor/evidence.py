@@ -169,7 +169,8 @@ class Evidence:
         out = []
         for ev in self.all("Event"):
             io = ev.get("involvedObject") or ev.get("regarding") or {}
-            if uid and io.get("uid"):
+            # The kubelet reports Node events with the node's name as involvedObject.uid.
+            if uid and io.get("uid") and io.get("uid") != name:
                 if io.get("uid") == uid:
                     out.append(ev)
             elif io.get("name") == name and io.get("kind", kind) == kind and (io.get("namespace") or None) == (ns or None):

@@ -114,7 +114,9 @@ def run_rules(ev: Evidence, ignore: Iterable[str] = ()) -> tuple:
             checks.append(Check(r.id, "unknown", hit.reason))
         else:
             findings.append(_finding(r, hit, ev))
-            checks.append(Check(r.id, "failed", findings[-1].summary))
+            # An info finding is context, not a failed check.
+            result = "passed" if findings[-1].severity == "info" else "failed"
+            checks.append(Check(r.id, result, findings[-1].summary))
     return _drop_explained_fallbacks(findings, checks)
 
 

@@ -65,6 +65,7 @@ def _table(rows: List[dict]) -> str:
 
 
 def _heading(key: str) -> str:
+    """camelCase key -> heading: gpuPods -> "GPU pods:"."""
     words, cur = [], ""
     for ch in key:
         if ch.isupper() and cur:
@@ -73,7 +74,8 @@ def _heading(key: str) -> str:
         else:
             cur += ch
     words.append(cur)
-    return " ".join(words).capitalize() + ":"
+    words = [w.upper() if w in ("gpu", "mig", "rdma") else w for w in words]
+    return (words[0][:1].upper() + words[0][1:] + " " + " ".join(words[1:])).strip() + ":"
 
 
 def _checks(diag, s, verbose: bool) -> List[str]:
