@@ -15,8 +15,9 @@ from .evidence import Evidence, Line
 from .timeutil import parse_time, seconds_between
 
 # The kubelet resets a container's crash-loop back-off after 10 minutes of running: a crash older than that,
-# followed by a Ready container, is history, not the current problem.
-RECOVERED_AFTER_S = 600
+# followed by a Ready container, is history, not the current problem; so is one followed by an hour of running
+# without becoming Ready (that is a readiness problem, not the old crash).
+RECOVERED_AFTER_S, UNREADY_HISTORY_S = 600, 3600
 _ERRORISH, _TRACEBACK, _SUCCESS, _NOT_FATAL = (re.compile(p) for p in (ERRORISH, TRACEBACK, SUCCESS, NOT_FATAL))
 _MAX_BLOCK, _MAX_GAP, _MAX_TRAILING = 150, 2, 15
 
@@ -30,10 +31,10 @@ def signatures(rule_id: Optional[str] = None) -> tuple:
 def recent(ev: Evidence, cs: dict) -> bool:
     """The container's last termination still matters: it is waiting/terminated/not ready, or restarted < 10 min ago."""
     running = (cs.get("state") or {}).get("running")
-    if running is None or not cs.get("ready"):
+    if running is None:
         return True
     up = seconds_between(running.get("startedAt"), ev.now())
-    return up is None or up < RECOVERED_AFTER_S
+    return up is None or up < (RECOVERED_AFTER_S if cs.get("ready") else UNREADY_HISTORY_S)
 
 
 def failures(ev: Evidence) -> Iterator[Tuple[dict, dict, dict, bool]]:
@@ -136,6 +137,25 @@ def status_match(cs: dict, rule_id: str):
             m = rx.search(record.get("message") or "")
             if m:
                 return field, record, m
+    return None
+
+
+def tail_match(ev: Evidence, rule_id: str, lines: int = 40):
+    """Like find(), for a failed run whose log has no failure region: the newest line of the rule's signatures
+    among the last `lines` lines (retry notices excluded)."""
+    for c, cs, term, init in failures(ev):
+        if term.get("exitCode", 0) == 0:
+            continue
+        text, previous = run_log(ev, c["name"], cs, term)
+        all_lines = logscan.clean(text).split("\n")
+        for n in range(len(all_lines) - 1, max(-1, len(all_lines) - 1 - lines), -1):
+            if _NOT_FATAL.search(all_lines[n]):
+                continue
+            for _, rx in signatures(rule_id):
+                m = rx.search(all_lines[n])
+                if m:
+                    ref = log_ref(ev, c["name"], previous, f"line {n + 1}")
+                    return c, cs, term, init, Line("log", ref, all_lines[n].strip()[:400]), m
     return None
 
 

@@ -27,6 +27,9 @@ APP = (
     # kubernetes/kubernetes#72612, containerd/containerd#4182, aabed/kubernetes-configmap-rollouts#3
     Signature("runc-exec-denied", "not-executable", r"exec: \"(?P<cmd>[^\"]+)\": permission denied",
               "runc could not execute the command: no execute permission"),
+    # crun (CRI-O, podman): `crun: open executable: Permission denied: OCI permission denied` (earthly/earthly#2267)
+    Signature("crun-exec-denied", "not-executable", r"open executable: (?:Permission denied|Operation not permitted)",
+              "crun could not execute the command: no execute permission or a noexec mount"),
     Signature("runc-init-denied", "not-executable", r"exec user process caused:? \"?permission denied",
               "runc (before 1.1) could not execute the command"),
     Signature("exec-denied-log", "not-executable", r"^exec (?P<cmd>/\S+): permission denied\s*$",
@@ -186,7 +189,8 @@ ERRORISH = (r"\b(?:ERROR|FATAL|CRITICAL|PANIC|Error|Exception|Traceback|panic)\b
 TRACEBACK = (r"^\s|^File \"|^Traceback|^During handling|^The above exception|^\^+$|^Process \w+Process-\d+:"
              r"|^goroutine \d+|^\s*at |^Caused by:|^\[rank\d+\]:")
 # A line that says a connection or start-up step succeeded: a crash region never reaches back past it.
-SUCCESS = r"(?i)\b(?:connected|connection established|established connection|ready|listening|started|loaded|succeeded|success)\b"
+SUCCESS = (r"(?i)\b(?:connected|connection established|established connection|ready|listening|started|loaded|succeeded|success)\b"
+           r"|\"(?:GET|POST) /\S* HTTP/[\d.]+\" 200")
 
 # Server-start vocabulary. READY: the process reached serving (vLLM/uvicorn, TGI router, Triton, SGLang,
 # llama.cpp, TorchServe), including access-log lines for served requests. LOADING: still starting.

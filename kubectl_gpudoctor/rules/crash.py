@@ -9,7 +9,7 @@ from datetime import timedelta
 
 from .. import podstate
 from ..crashrun import (block_matches, failure_block, failures, find, last_lines, log_ref, native_crash_lines, probe_kills,
-                        recent, run_log, where)
+                        recent, run_log, tail_match, where)
 from ..data.signals import NATIVE_CRASH, PROBE_FAILED, PROBE_KILL, SIGNAL_MEANING, STOPPING, signal_of
 from ..k8s import container_resources, controller_of, labels, meta, spec
 from ..quantity import format_bytes, parse_quantity
@@ -189,7 +189,7 @@ def command_not_found(ev):
                   "arguments or configuration of container $container.")
 def app_error(ev):
     """A container exited non-zero and its log ends with an error or exception line that no specific rule explains."""
-    found = find(ev, "app-error")
+    found = find(ev, "app-error") or tail_match(ev, "app-error")
     if not found:
         return None
     c, cs, term, _, line, _ = found

@@ -1,0 +1,117 @@
+"""Real-world wording of crash causes maps to the right rule, and the failure region of a log is the crash's own."""
+import pytest
+
+from kubectl_gpudoctor.crashrun import block_matches, failure_block, native_crash_lines
+
+# (line as printed by the runtime/library, rule it must support); sources in data/signatures_app.py.
+WORDING = [
+    ("/bin/sh: 1: python: not found", "command-not-found"),
+    ("/bin/bash: line 1: torchrun: command not found", "command-not-found"),
+    ("/opt/llm/entrypoint.sh: line 12: vllm: command not found", "command-not-found"),
+    ("sh: python3: not found", "command-not-found"),
+    ("env: 'python': No such file or directory", "command-not-found"),
+    ("/bin/sh: 1: /opt/ocr/start.sh: Permission denied", "not-executable"),
+    ("exec /app/run.sh: permission denied", "not-executable"),
+    ('standard_init_linux.go:211: exec user process caused "permission denied"', "not-executable"),
+    ("Error: crun: open executable: Permission denied: OCI permission denied", "not-executable"),
+    ("exec /usr/bin/python3: exec format error", "exec-format-error"),
+    ("standard_init_linux.go:228: exec user process caused: exec format error", "exec-format-error"),
+    ('standard_init_linux.go:207: exec user process caused "exec format error"', "exec-format-error"),
+    ("FileNotFoundError: [Errno 2] No such file or directory: '/models/x/config.json'", "missing-model-files"),
+    ("OSError: /models/x does not appear to have a file named config.json. Checkout 'https://huggingface.co//models/x/tree/None' "
+     "for available files.", "missing-model-files"),
+    ("(APIServer pid=1) ValueError: Invalid repository ID or local directory specified: '/models/x'.", "missing-model-files"),
+    ("huggingface_hub.errors.HFValidationError: Repo id must be in the form 'repo_name' or 'namespace/repo_name': "
+     "'/data/models/Qwen2.5-7B-Instruct'. Use `repo_type` argument if needed.", "missing-model-files"),
+    ("error: creating server: Internal - failed to stat file /models/repo", "missing-model-files"),
+    ("E1010 00:39:51.711103 1 model_lifecycle.cc:596] failed to load 'yolox_onnx' version 1: Internal: unable to find "
+     "'/models/yolox_onnx/1/model.onnx' for model instance 'yolox_onnx'", "missing-model-files"),
+    ("OSError: [Errno 30] Read-only file system: '/.cache'", "model-cache-read-only"),
+    ("PermissionError: [Errno 13] Permission denied: '/.cache'", "model-cache-read-only"),
+    ("mkdir /.cache: read-only file system", "model-cache-read-only"),
+    ("huggingface_hub.errors.GatedRepoError: 401 Client Error. (Request ID: Root=1-66f4b037)", "auth-failure"),
+    ("Access to model google/gemma-2-9b-it is restricted and you are not in the authorized list. Visit "
+     "https://huggingface.co/google/gemma-2-9b-it to ask for access.", "auth-failure"),
+    ("Invalid credentials in Authorization header", "auth-failure"),
+    ("botocore.exceptions.ClientError: An error occurred (403) when calling the HeadObject operation: Forbidden", "auth-failure"),
+    ("botocore.exceptions.NoCredentialsError: Unable to locate credentials", "auth-failure"),
+    ('pods is forbidden: User "system:serviceaccount:ml:runner" cannot list resource "pods" in API group "" in the '
+     'namespace "ml"', "auth-failure"),
+    ("redis.exceptions.ConnectionError: Error 111 connecting to redis-master:6379. Connection refused.", "dependency-unreachable"),
+    ("dial tcp: lookup redis on 10.96.0.10:53: no such host", "dependency-unreachable"),
+    ("dial tcp 10.96.12.7:5432: connect: connection refused", "dependency-unreachable"),
+    ('psycopg2.OperationalError: could not translate host name "postgres" to address: Name or service not known',
+     "dependency-unreachable"),
+    ("Error: connect ECONNREFUSED 10.96.44.3:6379", "dependency-unreachable"),
+    ("Error: getaddrinfo ENOTFOUND mongodb", "dependency-unreachable"),
+    ("curl: (6) Could not resolve host: embedder", "dependency-unreachable"),
+    ("java.net.UnknownHostException: kafka", "dependency-unreachable"),
+]
+
+
+@pytest.mark.parametrize("line,rule_id", WORDING)
+def test_real_wording_supports_its_rule(line, rule_id):
+    assert any(True for _ in block_matches([(1, line)], rule_id)), (rule_id, line)
+
+
+NOT_THESE = [
+    ("python: can't open file '/app/serve.py': [Errno 2] No such file or directory", "missing-model-files"),
+    ("PermissionError: [Errno 13] Permission denied: '/results/run-1130'", "model-cache-read-only"),
+    ("PermissionError: [Errno 13] Permission denied: '/results/run-1130'", "not-executable"),
+    ("Could not cache non-existence of file. Will ignore error and continue. Error: [Errno 13] Permission denied: "
+     "'/.cache/huggingface/hub/x'", None),
+]
+
+
+@pytest.mark.parametrize("line,rule_id", NOT_THESE)
+def test_near_misses_stay_silent(line, rule_id):
+    block = [(1, "ERROR something else failed"), (2, line)] + [(i, f"Traceback line {i}") for i in range(3, 8)]
+    rules = [rule_id] if rule_id else ["model-cache-read-only", "missing-model-files", "auth-failure"]
+    for r in rules:
+        if rule_id is None:
+            assert not list(block_matches(block, r)), (r, line)
+        else:
+            matches = [m for m in block_matches([(1, line)], r)
+                       if r != "missing-model-files" or m[3].group("path").startswith("/models")]
+            assert not matches, (r, line)
+
+
+def test_failure_region_stops_at_a_successful_reconnect():
+    log = "\n".join([
+        "level=warn msg=\"dial tcp 10.96.0.5:6379: connect: connection refused\"",
+        "level=info msg=\"connected to redis\"",
+        "level=fatal msg=\"invalid config: missing field routes\"",
+    ])
+    block = failure_block(log)
+    assert [l for _, l in block] == ["level=fatal msg=\"invalid config: missing field routes\""]
+    assert not list(block_matches(block, "dependency-unreachable"))
+
+
+def test_failure_region_keeps_the_root_traceback_of_a_multi_process_crash():
+    log = "\n".join([
+        "INFO 11-30 09:12:26 api_server.py:199] Started engine process with PID 77",
+        "ERROR 11-30 09:12:58 engine.py:366] FileNotFoundError: [Errno 2] No such file or directory: '/models/x/tokenizer.json'",
+        "Process SpawnProcess-1:",
+        "Traceback (most recent call last):",
+        "  File \"/usr/lib/python3.12/multiprocessing/process.py\", line 314, in _bootstrap",
+        "INFO 11-30 09:12:59 multiproc_worker_utils.py:124] Killing local vLLM worker processes",
+        "Traceback (most recent call last):",
+        "RuntimeError: Engine process failed to start. See stack trace for the root cause.",
+        "/usr/lib/python3.12/multiprocessing/resource_tracker.py:254: UserWarning: resource_tracker: leaked shared_memory",
+        "  warnings.warn('resource_tracker: There appear to be %d '",
+    ])
+    assert list(block_matches(failure_block(log), "missing-model-files"))
+
+
+def test_a_log_that_just_stops_has_no_failure_region():
+    log = "\n".join(["INFO: 10.0.0.1 - \"GET /health HTTP/1.1\" 200 OK"] * 3 +
+                    ["WARNING redis: Connection refused, retrying in 2s"] + ["INFO: 10.0.0.1 - \"GET /health HTTP/1.1\" 200 OK"] * 3)
+    assert not list(block_matches(failure_block(log), "dependency-unreachable"))
+
+
+def test_native_crash_lines_show_the_crashing_frame():
+    log = "\n".join(["Fatal Python error: Segmentation fault", "", "Thread 0x1 (most recent call first):",
+                     "  File \"a.py\", line 1 in wait", "", "Current thread 0x2 (most recent call first):",
+                     "  File \"faiss/swigfaiss.py\", line 12247 in index_cpu_to_gpu", "  File \"main.py\", line 3 in main"])
+    assert native_crash_lines(log)[:2] == ["Fatal Python error: Segmentation fault",
+                                           "File \"faiss/swigfaiss.py\", line 12247 in index_cpu_to_gpu"]
