@@ -14,6 +14,7 @@ _POSTFILTER = re.compile(r"no new claims to deallocate|still not schedulable|dea
 # kube-scheduler <= 1.9: "No nodes are available that match all of the following predicates:: Insufficient x (3), …"
 _OLD_HEAD = re.compile(r"^No nodes are available that match all of the (?:following )?predicates::?\s*(.*)$", re.S)
 _OLD_ITEM = re.compile(r"^(.*?)\s*\((\d+)\)$")
+_CONTROL_PLANE = r"taint \{node-role\.kubernetes\.io/(control-plane|master):"
 _NO_NODES = re.compile(r"^no nodes available to schedule pods", re.I)
 
 # Reason families across scheduler versions (kubernetes/kubernetes pkg/scheduler/framework/plugins/*:
@@ -67,10 +68,13 @@ class SchedulingFailure:
         return bool(texts) and all(any(re.search(FAMILIES[n], t, re.I) for n in names) for t in texts)
 
     def covers_all(self, *names: str) -> bool:
-        """The named families account for every node the scheduler looked at."""
+        """The named families account for every node the scheduler looked at, control-plane nodes rejected
+        for their role taint aside (they are not GPU nodes)."""
         if self.free_text and any(re.search(FAMILIES[n], self.free_text, re.I) for n in names):
             return True
-        return self.total > 0 and sum(n for n, _ in self.reasons_of(*names)) >= self.total
+        named = sum(n for n, _ in self.reasons_of(*names))
+        control_plane = sum(n for n, _ in self.matching(_CONTROL_PLANE)) if "taint" not in names else 0
+        return self.total > 0 and named > 0 and named + control_plane >= self.total
 
     def reasons_of(self, *names: str) -> List[Tuple[int, str]]:
         rx = "|".join(f"(?:{FAMILIES[n]})" for n in names)

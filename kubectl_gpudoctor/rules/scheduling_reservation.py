@@ -37,13 +37,7 @@ def reservation_mismatch(ev):
              if not placement.shortfall(ev, pod, v.node)]
     if not roomy:
         return None   # the GPUs are really used: insufficient-gpu
-    held_by = {}
-    for v in roomy:
-        others = [r for r in live if v.name in reservations.nodes(r)]
-        for res, need in gpu_request(pod).items():
-            left = free(v.node, pods, res) - sum(reservations.held(r, res, allocatable(v.node, res)) for r in others)
-            if left < need and others:
-                held_by[v.name] = others
+    held_by = _held_by(pod, pods, live, roomy)
     if not held_by or len(held_by) < len(roomy):
         return None
     lines = [Line("object", reservations.ref(r), f"for {reservations.who(r)}; node {n}; phase {reservations.phase(r)}")
@@ -51,6 +45,18 @@ def reservation_mismatch(ev):
     lines.append(Line("spec", "metadata.labels", ", ".join(f"{k}={v}" for k, v in sorted(labels(pod).items()))))
     return Hit(f"The GPUs that are free on {names(roomy)} are held by reservation(s) for other pods "
                f"({values['who']}); this pod matches none of them.", lines, values=values)
+
+
+def _held_by(pod, pods, live, roomy):
+    """Node -> reservations whose held GPUs leave too few free for the pod there."""
+    out = {}
+    for v in roomy:
+        others = [r for r in live if v.name in reservations.nodes(r)]
+        for res, need in gpu_request(pod).items():
+            left = free(v.node, pods, res) - sum(reservations.held(r, res, allocatable(v.node, res)) for r in others)
+            if left < need and others:
+                out[v.name] = others
+    return out
 
 
 def _own_reservation_broken(ev, mine, values):
