@@ -17,6 +17,10 @@ def _event_only(ev, said, *families):
     return None
 
 
+def _reasons(said):
+    return ", ".join(f"{n} {t}" for n, t in said.parsed.reasons) or said.parsed.free_text
+
+
 def _views(ev):
     return placement.analyse(ev, ev.pod)
 
@@ -38,8 +42,9 @@ def node_selector_mismatch(ev):
     if not ev.readable("nodes"):
         said = _event_only(ev, said, "selector")
         if said:
-            return Hit(f"The scheduler reports that all {said.parsed.total} node(s) fail the pod's node "
-                       f"selector/affinity (nodes unreadable: labels not compared).", [said.line])
+            n = sum(c for c, _ in said.family("selector"))
+            return Hit(f"The scheduler reports that {n} node(s) fail the pod's node selector/affinity and no other "
+                       f"node is a candidate ({_reasons(said)}; nodes unreadable: labels not compared).", [said.line])
         return Unknown.from_gap(ev.gap("nodes"))
     views = _views(ev)
     if placement.blocks(views, "selector") != "blocks":
