@@ -69,7 +69,10 @@ def _shortage_hit(ev, views, pool, said):
         if held:
             lines.append(Line("node", f"nodes/{r['node']}", f"{r['resource']} held by: {', '.join(held[:8])}"))
     roomy = [r["node"] for r in table if r["node"] not in pool_names and (r["free"] or 0) > 0]
-    msg = "; ".join(short) or "the eligible nodes lack free capacity for the pod's device requests"
+    unknown = any(r["free"] is None for r in table if r["node"] in pool_names)
+    msg = "; ".join(short) or (f"the scheduler reports {said.text.split(' preemption:')[0].rstrip('.')}; the pods on "
+                               f"the GPU nodes were not listed, so used/free per node are unknown" if unknown and said
+                               else "the eligible nodes lack free capacity for the pod's device requests")
     if roomy:
         msg += f". Nodes with free GPUs the pod may not use: {', '.join(sorted(set(roomy))[:5])} (see table)"
     best = max((r for r in table if r["node"] in pool_names), key=lambda r: r["free"] or 0, default=None)
