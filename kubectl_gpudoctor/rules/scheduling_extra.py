@@ -39,9 +39,10 @@ def insufficient_gpu(ev):
     if not views:
         return None  # nothing advertises it: gpu-not-advertised / mig-profile-mismatch / rdma-not-advertised
     pool = placement.capacity_pool(views)
-    if any(not placement.shortfall(ev, ev.pod, v.node) for v in pool):
+    room = [v for v in pool if not placement.shortfall(ev, ev.pod, v.node)]   # free, or big enough when unknown
+    if any(placement.knows_free(ev, v.node) for v in room):
         return None
-    if any(not placement.knows_free(ev, v.node) for v in pool) and not claims:
+    if room and not claims:
         gap = ev.gap("pods")
         return Unknown(gap.needs() if gap else "not checked: the pods on the GPU nodes were not listed")
     return _shortage_hit(ev, views, pool, said if claims else None)

@@ -168,7 +168,8 @@ def _pinned_to_full(ev, views, said):
     """Affinity is met only on full nodes while another eligible node has room."""
     pool = [v for v in placement.selected(views) if not (set(v.fails) - {"affinity"})]
     met = [v for v in pool if "affinity" not in v.fails]
-    roomy = [v for v in pool if "affinity" in v.fails and not placement.shortfall(ev, ev.pod, v.node)]
+    roomy = [v for v in pool if "affinity" in v.fails and placement.knows_free(ev, v.node)
+             and not placement.shortfall(ev, ev.pod, v.node)]
     if not met or not roomy or any(not placement.shortfall(ev, ev.pod, v.node) for v in met):
         return None
     full = "; ".join(f"{v.name} lacks " + ", ".join(f"{r} (needs {n}, free {f})" for r, (n, f) in

@@ -34,7 +34,7 @@ def reservation_mismatch(ev):
     if not ev.readable("nodes"):
         return None
     roomy = [v for v in placement.capacity_pool(placement.analyse(ev, pod))
-             if not placement.shortfall(ev, pod, v.node)]
+             if placement.knows_free(ev, v.node) and not placement.shortfall(ev, pod, v.node)]
     if not roomy:
         return None   # the GPUs are really used: insufficient-gpu
     held_by = _held_by(pod, pods, live, roomy)
