@@ -89,8 +89,11 @@ def untolerated_taint(ev):
     said = scheduler_word(ev)
     if not ev.readable("nodes"):
         said = _event_only(ev, said, "taint")
-        keys = [{"key": k, "value": v, "effect": "NoSchedule"} for _, t in (said.family("taint") if said else [])
+        # the event names no effect: a toleration without one matches every effect
+        keys = [{"key": k, "value": v, "effect": None} for _, t in (said.family("taint") if said else [])
                 for k, v in schedmsg.taints_in(t) if not k.startswith(placement.CONDITION_TAINT_PREFIX)]
+        workers = [t for t in keys if not t["key"].startswith("node-role.kubernetes.io/")]
+        keys = workers or keys   # tolerate a control-plane taint only when nothing else is tainted
         if said and (keys or not any(schedmsg.taints_in(t) for _, t in said.family("taint"))):
             return Hit(f"The scheduler reports that every node has a taint the pod does not tolerate: "
                        f"{'; '.join(t for _, t in said.family('taint'))} (nodes unreadable).", [said.line],
