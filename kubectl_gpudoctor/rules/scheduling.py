@@ -87,7 +87,7 @@ def gpu_not_advertised(ev):
         msg += f" Advertised GPU resources: {', '.join(instead[:4])} (a different resource name)."
     elif looks:
         msg += (f" {len(looks)} node(s) are labelled as GPU nodes ({names(looks)}) but their device plugin "
-                f"advertises nothing.")
+                f"advertises nothing." + _plugin_blocking_taints(looks))
     else:
         msg += " No node carries GPU labels either: the cluster has no GPU node right now (or the pool is at zero)."
     severity, prov = None, provisioning(ev)
@@ -99,6 +99,18 @@ def gpu_not_advertised(ev):
     short = res.rsplit("/", 1)[-1].upper()
     return Hit(msg, lines, severity=severity, values={"res": res, "short": short, "escaped": res.replace(".", "\\.")},
                next=[f"kubectl gpudoctor node {name(n)}" for n in looks[:3]])
+
+
+# The device plugin / GPU operator DaemonSets tolerate nvidia.com/gpu by default, not site-specific taints.
+_PLUGIN_TOLERATED = ("nvidia.com/gpu", "node.kubernetes.io/", "CriticalAddonsOnly")
+
+
+def _plugin_blocking_taints(nodes):
+    taints = sorted({f"{t.get('key')}={t.get('value') or ''}:{t.get('effect')}" for n in nodes
+                     for t in spec(n).get("taints") or [] if t.get("effect") in ("NoSchedule", "NoExecute")
+                     and not (t.get("key") or "").startswith(_PLUGIN_TOLERATED)})
+    return (f" Their taints ({', '.join(taints[:3])}) may also keep the device plugin DaemonSet off them unless it "
+            f"tolerates them.") if taints else ""
 
 
 def _mig_profiles(nodes):
