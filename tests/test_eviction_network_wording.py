@@ -118,3 +118,13 @@ def test_running_without_pod_ip():
     ev = evidence({"phase": "Running", "podIP": "10.1.2.3",
                    "conditions": [{"type": "PodReadyToStartContainers", "status": "True"}]})
     assert run("cni-failure", ev) is None
+
+
+def test_old_sandbox_errors_on_a_running_pod_without_the_sandbox_condition():
+    """Before 1.25 there is no PodReadyToStartContainers/PodHasNetwork: a pod IP and a started container say the
+    sandbox recovered, and events up to an hour old must not make a healthy pod fail."""
+    msg = SANDBOX + 'failed to setup network for sandbox "ab12": plugin type="calico" failed (add): connection is unauthorized'
+    ev = evidence({"phase": "Running", "podIP": "10.1.2.3",
+                   "containerStatuses": [{"name": "c", "started": True, "ready": True, "state": {"running": {}}}]},
+                  events=[{"reason": "FailedCreatePodSandBox", "message": msg}])
+    assert run("cni-failure", ev) is None

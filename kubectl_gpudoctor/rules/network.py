@@ -25,9 +25,14 @@ def _pod_network(ev):
 
 
 def _sandbox_ready(pod) -> bool:
-    """The current sandbox has its network (PodReadyToStartContainers, PodHasNetwork before 1.29)."""
+    """The current sandbox has its network (PodReadyToStartContainers; PodHasNetwork in 1.25-1.27; before that,
+    a pod IP and a container that started)."""
     cond = condition(pod, "PodReadyToStartContainers") or condition(pod, "PodHasNetwork")
-    return bool(cond and cond.get("status") == "True")
+    if cond is not None:
+        return cond.get("status") == "True"
+    return bool(status(pod).get("podIP")) and any(
+        cs.get("started") or (cs.get("state") or {}).get("running") or podstate.latest_termination(cs)
+        for _, cs, _ in podstate.all_container_states(pod))
 
 
 @rule("cni-failure", phase="network", severity="critical", rank=SPECIFIC, applies=_pod_network,
