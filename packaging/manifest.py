@@ -128,7 +128,8 @@ def main(argv=None) -> None:
                       if p.name.endswith((".tar.gz", ".zip")))
     text = render_file(tag, local_checksums(archives, args.strict), header=not (args.no_header or args.strict))
     if args.output:
-        args.output.write_text(text, encoding="utf-8")
+        with open(args.output, "w", encoding="utf-8", newline="\n") as f:
+            f.write(text)
     else:
         sys.stdout.write(text)
 

@@ -182,6 +182,11 @@ def source_digest() -> str:
     return h.hexdigest()
 
 
+def _write(path: Path, text: str) -> None:
+    with open(path, "w", encoding="utf-8", newline="\n") as f:  # "\n" on Windows too: sha256sum-compatible
+        f.write(text)
+
+
 def build_archive(frozen: Path, out_dir: Path) -> Path:
     ver = version()
     os_, arch = host_platform()
@@ -192,15 +197,14 @@ def build_archive(frozen: Path, out_dir: Path) -> Path:
         smoke_test(top, os_, ver)
         (write_zip if os_ == "windows" else write_tar_gz)(top, archive)
     digest = sha256_of(archive)
-    (out_dir / (archive.name + ".sha256")).write_text(f"{digest}  {archive.name}\n", encoding="utf-8")
+    _write(out_dir / (archive.name + ".sha256"), f"{digest}  {archive.name}\n")
     sys.path.insert(0, str(HERE))
     import manifest  # noqa: E402  (packaging/manifest.py)
 
-    (out_dir / "plugin.yaml").write_text(manifest.render_file(f"v{ver}", manifest.local_checksums([archive])),
-                                         encoding="utf-8")
+    _write(out_dir / "plugin.yaml", manifest.render_file(f"v{ver}", manifest.local_checksums([archive])))
     info = {"archive": archive.name, "sha256": digest, "version": ver, "os": os_, "arch": arch,
             "source": source_digest()}
-    (out_dir / "build-info.json").write_text(json.dumps(info, indent=2) + "\n", encoding="utf-8")
+    _write(out_dir / "build-info.json", json.dumps(info, indent=2) + "\n")
     print(f"{digest}  {archive}")
     return archive
 

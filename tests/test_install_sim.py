@@ -185,3 +185,17 @@ def test_frozen_start_up_is_within_a_small_factor_of_pip(krew_root):
     frozen = median([str(krew_root["bin"]), "--version"], env)
     pip = median([plugin_path(), "--version"], env)
     assert frozen <= max(3 * pip, pip + 0.3), f"frozen --version {frozen:.3f}s vs pip {pip:.3f}s"
+
+
+def test_completion_script_from_the_docs_survives_upgrades(krew_root, tmp_path):
+    """docs/install.md's krew recipe: a two-line script that calls the kubectl-gpudoctor link krew maintains."""
+    scripts = tmp_path / "scripts"
+    scripts.mkdir()
+    script = scripts / "kubectl_complete-gpudoctor"
+    script.write_text('#!/bin/sh\nexec kubectl-gpudoctor __complete "$@"\n')
+    script.chmod(0o755)
+    env = clean_env()
+    env["PATH"] = os.pathsep.join([str(scripts), krew_root["path"]])
+    proc = subprocess.run(["kubectl", "__complete", "gpudoctor", "--color", ""], capture_output=True, env=env,
+                          timeout=60)
+    assert proc.stdout.decode().splitlines() == ["auto", "always", "never", ":4"], proc.stderr.decode()
