@@ -5,7 +5,7 @@ import re
 
 from .. import logscan, multus, podstate
 from ..k8s import (allocatable, annotations, capacity, containers, is_netdev_resource, labels, name, namespace,
-                   netdev_request, node_resources, pod_requests, spec, status)
+                   node_resources, pod_requests, spec, status)
 from .common import scheduled
 from .registry import SPECIFIC, Hit, Line, Unknown, rule
 
@@ -28,8 +28,7 @@ def _mounts_infiniband(pod) -> bool:
 def _wants_devices(ev):
     pod = ev.pod
     return (scheduled(ev) and status(pod).get("phase") != "Succeeded"
-            and bool(netdev_request(pod) or _mounts_infiniband(pod) or multus.requested(pod)
-                     or any(_rdma_resource(r) for r in _requests(pod))))
+            and bool(_mounts_infiniband(pod) or multus.requested(pod) or any(_rdma_resource(r) for r in _requests(pod))))
 
 
 def _requests(pod):
