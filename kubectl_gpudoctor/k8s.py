@@ -8,7 +8,9 @@ from .quantity import count, parse_quantity
 
 # GPU-class and network-device extended resources (rule catalogue, preamble).
 _GPU_RE = re.compile(r"^(nvidia\.com/(gpu|gpu\.shared|mig-.+)|amd\.com/gpu|gpu\.intel\.com/.+)$")
-_NETDEV_RE = re.compile(r"^(rdma/.+|nvidia\.com/hostdev|openshift\.io/.+)$")
+# Beyond the catalogue's list: Mellanox/Intel SR-IOV resource prefixes and AWS EFA interfaces.
+_NETDEV_RE = re.compile(r"^(rdma/.+|nvidia\.com/hostdev|openshift\.io/.+|mellanox\.com/.+|"
+                        r"intel\.com/\w*sriov\w*|vpc\.amazonaws\.com/efa)$")
 
 
 def meta(obj: Optional[dict]) -> dict:
