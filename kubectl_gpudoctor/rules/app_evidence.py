@@ -36,7 +36,8 @@ def node_arch(ev) -> Optional[str]:
     if not node:
         return None
     lab = labels(node)
-    return lab.get("kubernetes.io/arch") or lab.get("beta.kubernetes.io/arch") or (status(node).get("nodeInfo") or {}).get("architecture")
+    return (lab.get("kubernetes.io/arch") or lab.get("beta.kubernetes.io/arch")
+            or (status(node).get("nodeInfo") or {}).get("architecture"))
 
 
 def image_arch(image: str) -> Optional[str]:
@@ -88,9 +89,7 @@ def mount_line(c, mount, vol) -> Line:
 def mount_story(pod, c, path, mount, vol) -> str:
     if not mount:
         mps = other_mounts(c)
-        guess = next((m.get("mountPath").rstrip("/") + "/" + path.split(f"/{os.path.basename(m.get('mountPath').rstrip('/'))}/", 1)[1]
-                      for m in c.get("volumeMounts") or [] if m.get("mountPath") not in ("/", _SA_TOKEN)
-                      and f"/{os.path.basename(m.get('mountPath').rstrip('/'))}/" in path), None)
+        guess = _mount_guess(c, path)
         return ("no volume is mounted at or above it, so it exists only if the image ships it"
                 + (f"; this container mounts {', '.join(mps)}" if mps else "; this container mounts no volume")
                 + (f" (did you mean {guess}?)" if guess else ""))
@@ -104,6 +103,16 @@ def mount_story(pod, c, path, mount, vol) -> str:
     sub = f" (subPath {mount['subPath']})" if mount.get("subPath") else ""
     return (f"it is under {mp}, mounted from {volume_words(vol)}{sub}, which does not contain it: the files were never "
             f"copied there, or they sit under a different directory of the volume")
+
+
+def _mount_guess(c, path: str) -> Optional[str]:
+    """`/models/x` for `/data/models/x` when the container mounts /models: the path probably missed the mount."""
+    for m in c.get("volumeMounts") or []:
+        mp = (m.get("mountPath") or "").rstrip("/")
+        base = os.path.basename(mp)
+        if base and mp != _SA_TOKEN and f"/{base}/" in path:
+            return mp + "/" + path.split(f"/{base}/", 1)[1]
+    return None
 
 
 def is_local(path: str) -> bool:

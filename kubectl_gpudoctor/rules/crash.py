@@ -30,7 +30,7 @@ BACKOFF_INITIAL_S, BACKOFF_MAX_S = 10, 300
                   "format conversions in a separate Job.",
       snippet="# container $container\nresources:\n  requests:\n    memory: $suggested\n  limits:\n    memory: $suggested")
 def oom_killed(ev):
-    """A container's termination record says OOMKilled: the kernel killed it at its cgroup memory limit."""
+    """A container's termination record says OOMKilled: the kernel's OOM killer ended it (limit reached, or node full)."""
     for c, cs, init in podstate.all_container_states(ev.pod):
         term = podstate.latest_termination(cs)
         if term.get("reason") != "OOMKilled":

@@ -87,8 +87,10 @@ def not_executable(ev):
                   "download it first (an init container or Job writing to the same volume).",
       snippet="kubectl debug $pod -n $namespace -it --copy-to=$pod-debug --container=$container -- sh -c 'ls -la $dir'")
 def missing_model_files(ev):
-    """The failed run ends with a file-not-found error on a model/config path (FileNotFoundError, `does not
-    appear to have a file named config.json`, vLLM/Triton wording); reports which volume covers that path."""
+    """The failed run ends with a file-not-found error on a model or config path; names the volume covering it.
+
+    Wording: FileNotFoundError, transformers' `does not appear to have a file named config.json`, vLLM's
+    `Invalid repository ID or local directory specified`, Triton's `failed to stat file`."""
     found = find(ev, "missing-model-files", accept=ae.model_path_accepted)
     if not found:
         return None
@@ -114,8 +116,10 @@ def missing_model_files(ev):
       snippet="# container $container\nenv:\n- name: $envvar\n  value: $cachedir\nvolumeMounts:\n- name: cache\n  mountPath: /cache\n"
               "# pod spec\nvolumes:\n- name: cache\n  emptyDir:\n    sizeLimit: 50Gi")
 def model_cache_read_only(ev):
-    """The failed run ends with `Read-only file system` / `[Errno 30]` (or `[Errno 13]` on a cache directory)
-    while writing a model or cache path; reports the read-only mount or readOnlyRootFilesystem behind it."""
+    """The failed run ends with `Read-only file system` / `[Errno 30]` (or `[Errno 13]` on a cache) writing a cache.
+
+    Reports the read-only mount, readOnlyRootFilesystem or the non-root user behind it, and the variable that moves
+    that library's cache (HF_HOME, TRITON_CACHE_DIR, ...)."""
     found = find(ev, "model-cache-read-only")
     if not found:
         return None
@@ -137,8 +141,10 @@ def model_cache_read_only(ev):
       remediation="Fix the credentials container $container uses ($creds): create or rotate the Secret, grant the "
                   "account access (gated models: request access on the model page), or fix the service account's role.")
 def auth_failure(ev):
-    """The failed run ends with a 401/403 from a model hub, object store or API (GatedRepoError, AccessDenied,
-    Invalid token); names the Secret or service account involved — names only, never values."""
+    """The failed run ends with a 401/403 from a model hub, object store or API; names the Secret or service account.
+
+    Wording: huggingface_hub GatedRepoError / `Invalid credentials in Authorization header`, botocore AccessDenied /
+    `(403) when calling the HeadObject operation`, RBAC `is forbidden`. Names only, never values."""
     found = find(ev, "auth-failure")
     if not found:
         return None
@@ -159,8 +165,10 @@ def auth_failure(ev):
       snippet="# pod spec: wait for the backend before the app starts\ninitContainers:\n- name: wait-for-$hostname\n"
               "  image: busybox:1.36\n  command: [\"sh\", \"-c\", \"$waitcmd\"]")
 def dependency_unreachable(ev):
-    """The failed run ends with `Connection refused` or a name-resolution failure (`Name or service not
-    known`, `no such host`, `getaddrinfo`) connecting to another service."""
+    """The failed run ends with `Connection refused` or a name-resolution failure connecting to another service.
+
+    Wording: `Error 111 connecting to redis:6379`, `dial tcp: lookup x on 10.96.0.10:53: no such host`, `could not
+    translate host name`, `Name or service not known`, `getaddrinfo ENOTFOUND`; torch.distributed rendezvous excluded."""
     found = find(ev, "dependency-unreachable", accept=lambda m, line: not re.search(DISTRIBUTED, line))
     if not found:
         return None
@@ -180,8 +188,10 @@ def dependency_unreachable(ev):
       remediation="Add a startupProbe to container $container sized from the observed start time: liveness and "
                   "readiness probes start only after it succeeds, so a slow model load is no longer killed.")
 def probe_kills_slow_start(ev):
-    """The kubelet killed a container after failed liveness/startup probes while it was still loading, and the probe
-    budget (initialDelaySeconds + failureThreshold × periodSeconds) is shorter than its observed start time."""
+    """Liveness/startup probes killed a container that was still loading: the probe budget is below its start time.
+
+    Budget: initialDelaySeconds + failureThreshold × periodSeconds of the startupProbe (else the livenessProbe).
+    Start time: a ready line of any run, else the killed run's length plus what its progress bar said was left."""
     for c, cs, term, _ in failures(ev):
         kills = probe_kills(ev, c["name"], term)
         text, previous = run_log(ev, c["name"], cs, term)
