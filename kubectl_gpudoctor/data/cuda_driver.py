@@ -127,11 +127,23 @@ def node_driver(labels: Dict[str, str]) -> Optional[Version]:
     return None
 
 
+def node_driver_text(labels: Dict[str, str]) -> Optional[str]:
+    """The node's driver version as the labels spell it ('470.256.02'), or None."""
+    if labels.get(DRIVER_FULL_LABEL):
+        return labels[DRIVER_FULL_LABEL]
+    for keys in DRIVER_LABELS:
+        parts = [str(labels.get(k) or "") for k in keys]
+        if parts[0].isdigit():
+            return ".".join(p for p in parts if p)
+    return None
+
+
 def node_cuda(labels: Dict[str, str]) -> Optional[Tuple[int, int]]:
     """The newest CUDA the node's driver supports (cuda.runtime-version labels), or None."""
     for major, minor in RUNTIME_LABELS:
         if str(labels.get(major, "")).isdigit():
-            return int(labels[major]), int(labels.get(minor) or 0) if str(labels.get(minor, "0")).isdigit() else 0
+            minor_text = str(labels.get(minor) or "0")
+            return int(labels[major]), int(minor_text) if minor_text.isdigit() else 0
     return None
 
 

@@ -11,22 +11,6 @@ _NOT_BANNER = r"^(?!\s*\[\[)"   # NGC entrypoints quote the compat status in [[.
 
 GPU = (
     # --- GPU memory (not the container's memory limit) ---------------------------------------------
-    # PyTorch >= 2.5 torch.OutOfMemoryError, 1.13-2.4 torch.cuda.OutOfMemoryError, older RuntimeError;
-    # TGI wraps it: Error: WebServer(Warmup(Generation("CUDA out of memory. Tried to allocate ...")))
-    Signature("torch-cuda-oom", "gpu-out-of-memory",
-              r"CUDA out of memory\. Tried to allocate|(?:OutOfMemoryError|RuntimeError|Error)\b[:(\"' ]+.*CUDA out of memory"
-              r"|CUDA out of memory occurred when warming up",
-              "the process ran out of GPU memory (PyTorch caching allocator)"),
-    Signature("cuda-error-oom", "gpu-out-of-memory",
-              r"CUDA error: out of memory|cudaErrorMemoryAllocation|CUDA failure 2: out of memory"
-              r"|CUDA runtime error in \S+: out of memory|Error Code \d+: (?:Cuda Runtime \(out of memory\)|OutOfMemory)"
-              r"|CUBLAS_STATUS_ALLOC_FAILED",
-              "a CUDA/cuBLAS/TensorRT/onnxruntime allocation on the GPU failed: out of memory"),
-    # TensorFlow and JAX/XLA; an allocation "by allocator cpu" is host memory, not GPU memory.
-    Signature("xla-tf-oom", "gpu-out-of-memory",
-              r"^(?!.*allocator cpu).*(?:OOM when allocating tensor|RESOURCE_EXHAUSTED: Out of memory"
-              r"|CUDA_ERROR_OUT_OF_MEMORY)",
-              "TensorFlow/JAX ran out of GPU memory"),
     # vLLM worker.py / kv_cache_utils.py (V0 and V1 engines), vllm-project/vllm#6180-style reports.
     Signature("vllm-kv-cache", "gpu-out-of-memory",
               r"No available memory for the cache blocks|is larger than the maximum number of tokens that can be stored in KV cache"
@@ -40,11 +24,27 @@ GPU = (
               r"Not enough memory to handle \d+ (?:prefill|total) tokens",
               "TGI warmup: the batch token budget does not fit in GPU memory"),
 
+    # PyTorch >= 2.5 torch.OutOfMemoryError, 1.13-2.4 torch.cuda.OutOfMemoryError, older RuntimeError;
+    # TGI wraps it: Error: WebServer(Warmup(Generation("CUDA out of memory. Tried to allocate ...")))
+    Signature("torch-cuda-oom", "gpu-out-of-memory",
+              r"CUDA out of memory\. Tried to allocate|(?:OutOfMemoryError|RuntimeError|Error)\b[:(\"' ]+.*CUDA out of memory"
+              r"|CUDA out of memory occurred when warming up",
+              "the process ran out of GPU memory (PyTorch caching allocator)"),
+    Signature("cuda-error-oom", "gpu-out-of-memory",
+              r"CUDA error: out of memory|(?<!`)cudaErrorMemoryAllocation|CUDA failure 2: out of memory"
+              r"|CUDA runtime error in \S+: out of memory|Error Code \d+: (?:Cuda Runtime \(out of memory\)|OutOfMemory)"
+              r"|CUBLAS_STATUS_ALLOC_FAILED",
+              "a CUDA/cuBLAS/TensorRT/onnxruntime allocation on the GPU failed: out of memory"),
+    # TensorFlow and JAX/XLA; an allocation "by allocator cpu" is host memory, not GPU memory.
+    Signature("xla-tf-oom", "gpu-out-of-memory",
+              r"^(?!.*allocator cpu).*(?:OOM when allocating tensor|RESOURCE_EXHAUSTED: Out of memory"
+              r"|CUDA_ERROR_OUT_OF_MEMORY)",
+              "TensorFlow/JAX ran out of GPU memory"),
     # --- no GPU device in the container -----------------------------------------------------------
     Signature("torch-no-gpus", "gpu-not-visible", r"No CUDA GPUs are available",
               "PyTorch found the CUDA driver but no GPU device"),
     Signature("cuda-no-device", "gpu-not-visible",
-              r"no CUDA-capable device is detected|CUDA_ERROR_NO_DEVICE|cudaErrorNoDevice|No visible GPU devices",
+              r"no CUDA-capable device is detected|CUDA_ERROR_NO_DEVICE|(?<!`)cudaErrorNoDevice|No visible GPU devices",
               "the CUDA driver sees no GPU device"),
     Signature("nvidia-smi-no-devices", "gpu-not-visible", r"^\s*No devices were found\s*$",
               "nvidia-smi found no GPU device"),
@@ -64,7 +64,7 @@ GPU = (
     Signature("nvml-missing", "driver-libraries-missing",
               r"libnvidia-ml\.so(?:\.1)?: cannot open shared object file|NVML Shared Library Not Found",
               "libnvidia-ml.so.1 (NVML, injected by the NVIDIA container toolkit) is absent"),
-    # torch raises this for cudaErrorInsufficientDriver with driver version 0, i.e. no libcuda at all
+    # torch raises this for (?<!`)cudaErrorInsufficientDriver with driver version 0, i.e. no libcuda at all
     Signature("torch-no-driver", "driver-libraries-missing", r"Found no NVIDIA driver on your system",
               "PyTorch found no NVIDIA driver library"),
     Signature("tf-no-driver", "driver-libraries-missing", r"Could not find cuda drivers on your machine",
@@ -75,19 +75,19 @@ GPU = (
               "nvidia-smi (injected by the NVIDIA container toolkit) is absent"),
 
     # --- driver older than the CUDA in the image ---------------------------------------------------
-    Signature("cuda-insufficient-driver", "cuda-driver-too-old",
-              r"CUDA driver version is insufficient for CUDA runtime version|cudaErrorInsufficientDriver",
-              "the CUDA runtime in the image needs a newer driver"),
     Signature("torch-driver-too-old", "cuda-driver-too-old",
               r"The NVIDIA driver on your system is too old \(found version \d+\)",
               "PyTorch: the driver is older than the CUDA it was built with"),
+    Signature("cuda-insufficient-driver", "cuda-driver-too-old",
+              r"CUDA driver version is insufficient for CUDA runtime version|(?<!`)cudaErrorInsufficientDriver",
+              "the CUDA runtime in the image needs a newer driver"),
     Signature("cuda-compat-mismatch", "cuda-driver-too-old",
               _NOT_BANNER + r".*(?:CUDA_ERROR_SYSTEM_DRIVER_MISMATCH|system has unsupported display driver / cuda driver combination"
               r"|CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE|forward compatibility was attempted on non supported HW)",
               "the forward-compatibility libcuda in the image does not work with this node's driver/GPU"),
     Signature("ptx-unsupported", "cuda-driver-too-old",
               r"the provided PTX was compiled with an unsupported toolchain|CUDA_ERROR_UNSUPPORTED_PTX_VERSION"
-              r"|cudaErrorUnsupportedPtxVersion",
+              r"|(?<!`)cudaErrorUnsupportedPtxVersion",
               "PTX from a newer CUDA cannot be JIT-compiled by this older driver (minor-version compatibility limit)"),
     # NGC entrypoint (nvidia_entrypoint.sh); only decisive when the detected driver is below the major's floor.
     Signature("ngc-driver-unavailable", "cuda-driver-too-old",
@@ -96,19 +96,19 @@ GPU = (
 
     # --- kernels not built for this GPU ------------------------------------------------------------
     Signature("no-kernel-image", "no-kernel-image-for-gpu",
-              r"no kernel image is available for execution on the device|cudaErrorNoKernelImageForDevice"
+              r"no kernel image is available for execution on the device|(?<!`)cudaErrorNoKernelImageForDevice"
               r"|CUDA_ERROR_NO_BINARY_FOR_GPU|device kernel image is invalid",
               "the binary has no kernels for this GPU's architecture"),
-    Signature("torch-arch-unsupported", "no-kernel-image-for-gpu",
-              r"with CUDA capability sm_\d+\w* is not compatible with the current PyTorch installation",
-              "the PyTorch build does not include this GPU's architecture"),
     Signature("ptxas-unknown-arch", "no-kernel-image-for-gpu", r"Value 'sm_\d+\w*' is not defined for option 'gpu-name'",
               "the bundled ptxas (Triton/torch.compile) does not know this GPU's architecture"),
 
+    Signature("torch-arch-unsupported", "no-kernel-image-for-gpu",
+              r"with CUDA capability sm_\d+\w* is not compatible with the current PyTorch installation",
+              "the PyTorch build does not include this GPU's architecture"),
     # --- GPU held by another process ---------------------------------------------------------------
     Signature("devices-busy", "gpu-busy-exclusive-mode",
               r"all CUDA-capable devices are busy or unavailable|CUDA-capable device\(s\) is/are busy or unavailable"
-              r"|cudaErrorDevicesUnavailable|CUDA_ERROR_DEVICE_UNAVAILABLE",
+              r"|(?<!`)cudaErrorDevicesUnavailable|CUDA_ERROR_DEVICE_UNAVAILABLE",
               "the GPU is in exclusive-process mode and another process holds it (or it is prohibited)"),
 
     # --- shared memory (/dev/shm) ------------------------------------------------------------------
@@ -116,20 +116,20 @@ GPU = (
     Signature("dataloader-shm", "shm-too-small",
               r"insufficient shared memory \(shm\)|is killed by signal: Bus error|out of shared memory\. Please try to raise",
               "a PyTorch DataLoader worker died of a bus error: /dev/shm is too small"),
-    Signature("shm-no-space", "shm-too-small",
-              r"/dev/shm[^\n]*No space left on device|No space left on device[^\n]*/dev/shm"
-              r"|unable to write to file </torch_\w+>: No space left on device",
-              "/dev/shm (shared memory) is full"),
     # NCCL shmutils.cc: "Error while creating shared memory segment /dev/shm/nccl-XXXX (size N)"
     Signature("nccl-shm", "shm-too-small",
               r"Error while creating shared memory segment /dev/shm|posix_fallocate failed\s*:\s*No space left on device",
               "NCCL could not create its shared-memory segment in /dev/shm"),
+    Signature("shm-no-space", "shm-too-small",
+              r"/dev/shm[^\n]*No space left on device|No space left on device[^\n]*/dev/shm"
+              r"|unable to write to file </torch_\w+>: No space left on device",
+              "/dev/shm (shared memory) is full"),
     Signature("bus-error", "shm-too-small", r"\bBus error\b", "a process died of SIGBUS (typically /dev/shm exhausted)"),
 
     # --- NCCL / torch.distributed ------------------------------------------------------------------
     Signature("nccl-error", "nccl-failure",
               r"NCCL error in: |\bncclSystemError\b|\bncclInternalError\b|\bncclRemoteError\b|\bncclUnhandledCudaError\b"
-              r"|\bncclInvalidUsage\b|NCCL communicator was aborted|DistBackendError",
+              r"|\bncclInvalidUsage\b|NCCL communicator was aborted|DistBackendError:",
               "an NCCL collective failed"),
     Signature("nccl-watchdog", "nccl-failure", r"Watchdog caught collective operation timeout",
               "a collective did not complete before the process-group timeout (a peer is stuck, dead or unreachable)"),
@@ -142,13 +142,14 @@ GPU = (
 )
 
 # What an NCCL/torch.distributed failure most likely means, from the wording of its lines (first match wins).
+# Not NCCL's generic ncclSystemError text "System call (e.g. socket, malloc) ...", which names no cause.
 NCCL_HINTS = (
     (r"/dev/shm|shared memory|posix_fallocate",
      "shared memory: NCCL's intra-node transport needs a large /dev/shm (see shm-too-small)"),
     (r"\bNET/IB\b|\bibv_\w+|\bmlx5|\bIB\b|RoCE|\bGID\b|rdma",
      "InfiniBand/RDMA: the IB devices or rdma resources are not available to the pod, or the fabric is down"),
-    (r"Connection refused|connect\w*\b.*(?:failed|timed out|timeout)|No route to host|Bootstrap|bootstrap|socket"
-     r"|DistNetworkError|DistStoreError|Rendezvous|client socket",
+    (r"Connection refused|connect\w*\b.*(?:failed|timed out|timeout)|No route to host|Bootstrap|bootstrap"
+     r"|socket(?:Start|Poll)Connect|Socket (?:Timeout|recv failed)|DistNetworkError|DistStoreError|Rendezvous|client socket",
      "network reachability: the ranks cannot reach each other or the rendezvous endpoint (NetworkPolicy, headless "
      "Service/DNS, MASTER_ADDR/MASTER_PORT, a peer pod not running)"),
     (r"Watchdog caught collective operation timeout|timed out|Timeout",

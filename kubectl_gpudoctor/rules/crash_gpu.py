@@ -137,8 +137,9 @@ def cuda_driver_too_old(ev):
         severity = None
         if not m and (cd.is_ngc(c.get("image", "")) or g.crash_match(ev, c["name"], prev, ("app-error",))):
             severity = "warning"   # the tag says so, but the log shows another error (or NGC forward compat applies)
-        what = g.quote(m, c, term) if m else f"image {c.get('image')} needs a newer driver than node {spec(pod).get('nodeName')}"
-        return g.crash_hit(ev, c, cs, term, m, f"Container {c['name']} cannot use CUDA: {what}. {g.driver_facts(driver, img, m)}",
+        what = g.quote(m, c, term) if m else (f"image {c.get('image')} needs a newer driver than node {spec(pod).get('nodeName')} "
+                                             f"has (inferred from the image tag; {'the log was not readable' if prev is None else 'the log does not say'})")
+        return g.crash_hit(ev, c, cs, term, m, f"Container {c['name']} cannot use CUDA: {what}. {g.driver_facts(ev, img, m)}",
                            snippet=g.affinity_snippet(ev, lbls, img), severity=severity, extra=g.driver_label_line(ev, lbls))
     if ev.gap("pods/log") and not driver:
         return Unknown.from_gap(ev.gap("pods/log"))
@@ -183,14 +184,16 @@ def nccl_failure(ev):
         m = g.crash_match(ev, c["name"], prev, ("nccl-failure",))
         if not m:
             continue
-        text = "\n".join(x.line for x in g.matches(ev, c["name"], prev, "nccl-failure")[:20])
+        lines = g.matches(ev, c["name"], prev, "nccl-failure")[:20]
+        text = "\n".join(x.line for x in lines + g.matches(ev, c["name"], prev, "shm-too-small")[:5])
         hint = next((h for rx, h in NCCL_HINTS if re.search(rx, m.line) or re.search(rx, text)), "see the NCCL lines")
+        warn = [x.as_line(name(pod)) for x in lines if x.signature.id == "nccl-warn" and x.line != m.line][:1]
         policies = [name(p) for p in ev.all("NetworkPolicy") if namespace(p) == namespace(pod)]
         extra = f" NetworkPolicies in namespace {namespace(pod)}: {', '.join(policies)}." if policies and "network" in hint else ""
         shm = g.crash_match(ev, c["name"], prev, ("shm-too-small",))
         return g.crash_hit(ev, c, cs, term, m, f"Container {c['name']} failed in NCCL/torch.distributed: {g.quote(m, c, term)}. "
-                           f"Most likely: {hint}.{extra}", rank=DEFAULT if shm else None,
-                           snippet="" if g.env_value(c, "NCCL_DEBUG") else None,
+                           f"Most likely: {hint}.{extra}", rank=DEFAULT if shm else None, extra=warn,
+                           snippet="" if (g.env_value(c, "NCCL_DEBUG") or "").upper() in ("INFO", "TRACE") else None,
                            next=[f"kubectl logs {name(pod)} -n {namespace(pod)} -c {c['name']} --previous | grep -E 'NCCL (WARN|INFO)'"])
     return None
 
@@ -263,7 +266,7 @@ def shm_too_small(ev):
         if not m or (vol and not (limit and m.signature.id != "bus-error")):
             continue
         where = (f"/dev/shm is an emptyDir limited to {limit}" if vol else
-                 "no volume is mounted at /dev/shm, so it is the runtime's 64Mi default")
+                 "No volume is mounted at /dev/shm, so it is the runtime's 64Mi default")
         return g.crash_hit(ev, c, cs, term, m, f"Container {c['name']} ran out of shared memory: {g.quote(m, c, term)}. "
                            f"{where}.", values={"size": g.shm_size(c)},
                            summary=f"Container {c['name']} ran out of shared memory (/dev/shm)")

@@ -7,6 +7,7 @@ from typing import Iterable, Optional
 
 from .. import logscan, podstate
 from ..data import cuda_driver as cd
+from ..data.log_signatures import SIGNATURES
 from ..k8s import container_gpus, containers, labels, name, namespace, spec, status
 from ..placement import knows_free
 from ..quantity import parse_quantity
@@ -31,6 +32,9 @@ _PREFIX = re.compile(r"^(?:\d{4}-\d\d-\d\dT\S+\s)?(?:\([^)]*pid=\d+\)\s?|\[rank\
 # Not ordinary output: indented traceback/stack lines, error vocabulary, and dumped code (PTX/JSON) after an error.
 _NOT_ORDINARY = re.compile(r"^\s|^[.{}/\]\[]|;\s*$|error|exception|traceback|warn|fatal|fail|abort|killed|terminat"
                            r"|shut|exit|raise|signal|core dump|stack|frame", re.I)
+
+
+_ORDER = {sig.id: i for i, sig in enumerate(SIGNATURES)}
 
 
 def crashed(ev):
@@ -62,15 +66,13 @@ def _run_log(ev, cname, cs, term) -> Optional[bool]:
 
 
 def crash_match(ev, cname: str, prev: Optional[bool], rules: Iterable[str], accept=None) -> Optional[logscan.Match]:
-    """The newest line of these rules' signatures in the failed run's log that belongs to the crash, or None."""
+    """The line of these rules' signatures in the failed run's log that belongs to the crash, or None: the
+    earliest-listed signature (data order = preference), its newest line."""
     if prev is None:
         return None
-    found = [m for r in rules for m in logscan.scan(ev, ev.pod, cname, r) if m.previous == prev]
-    found.sort(key=lambda m: -m.lineno)
-    for m in found:
-        if (accept is None or accept(m)) and _in_crash_tail(ev, m):
-            return m
-    return None
+    found = [m for r in rules for m in logscan.scan(ev, ev.pod, cname, r) if m.previous == prev
+             and (accept is None or accept(m)) and _in_crash_tail(ev, m)]
+    return min(found, key=lambda m: (_ORDER.get(m.signature.id, 0), -m.lineno)) if found else None
 
 
 def matches(ev, cname: str, prev: Optional[bool], rule_id: str) -> list:
@@ -124,7 +126,10 @@ def quote(m, c, term) -> str:
     """The matched log line without its process prefix (shortened), or the exit code of an nvidia-smi command."""
     if m:
         line = _PREFIX.sub("", m.line.strip(), count=1).strip()
-        return line if len(line) <= 320 else line[:317] + "..."
+        if len(line) > 200:   # long library messages: keep their first sentence
+            end = line.find(". ", 60)
+            line = line[:end + 1] if 0 < end < 300 else line
+        return (line if len(line) <= 320 else line[:317] + "...").rstrip(".")
     return f"exit code {term.get('exitCode')} from `{' '.join((c.get('command') or []) + (c.get('args') or []))}`"
 
 
@@ -253,19 +258,21 @@ def ngc_fatal(ev, m) -> bool:
     return bool(found and cuda and cd.compare(cuda, found) == "too-old")
 
 
-def driver_facts(driver, img, m) -> str:
+def driver_facts(ev, img, m) -> str:
     """What the image needs and what the node's driver supports, in one sentence."""
+    lbls = node_labels(ev)
+    driver, driver_text = cd.node_driver(lbls), cd.node_driver_text(lbls)
     parts = []
     if img:
         need, floor = cd.toolkit_driver(img[0]), cd.driver_floor(img[0])
         parts.append(f"The image is built for CUDA {cd.cuda_str(img[0])} ({img[1]}), which needs driver >= {cd.fmt(floor)}"
                      + (f" (>= {cd.fmt(need)} to run without minor-version-compatibility limits)" if need and need != floor else ""))
     found = re.search(r"found version (\d+)", m.line) if m else None
-    if found and cd.cuda_from_driver_api(found.group(1)):
+    if found and cd.cuda_from_driver_api(found.group(1)) and not driver:
         parts.append(f"the driver supports CUDA up to {cd.cuda_str(cd.cuda_from_driver_api(found.group(1)))}")
     if driver:
         top = cd.driver_max_cuda(driver)
-        parts.append(f"the node runs driver {cd.fmt(driver)}" + (f" (CUDA up to {cd.cuda_str(top)})" if top else ""))
+        parts.append(f"the node runs driver {driver_text}" + (f" (CUDA up to {cd.cuda_str(top)})" if top else ""))
     if m and m.signature.id == "cuda-insufficient-driver" and not driver:
         parts.append("cudart also says this when no libcuda was injected at all, and the node's driver is not labelled")
     if not parts:
@@ -275,7 +282,10 @@ def driver_facts(driver, img, m) -> str:
 
 
 def driver_label_line(ev, node_lbls) -> list:
-    text = ", ".join(f"{k}={v}" for k, v in sorted(node_lbls.items()) if k.startswith("nvidia.com/cuda."))
+    """The node's driver and CUDA version labels, newest label names when the node has them."""
+    full = [k for k in (cd.DRIVER_FULL_LABEL, "nvidia.com/cuda.runtime-version.full") if k in node_lbls]
+    keys = full or [k for group in (cd.DRIVER_LABELS[1], cd.RUNTIME_LABELS[1]) for k in group if k in node_lbls]
+    text = ", ".join(f"{k}={node_lbls[k]}" for k in keys)
     return [Line("node", f"nodes/{spec(ev.pod).get('nodeName')} labels", text)] if text else []
 
 
