@@ -95,29 +95,36 @@ def volume_mount_failed(ev):
     and why; a missing Secret/ConfigMap is missing-config-reference."""
     if not creating(ev):
         return None
-    warnings = current(ev, [e for e in pod_events(ev, sigs.MOUNT_REASONS) if e.get("type") == "Warning"])
-    specific, summary = None, None
-    for e in reversed(warnings):
-        for rid in ("mount-op", "multi-attach", "unmounted", "unmounted-old"):
-            m = re.search(sigs.by_id(rid).pattern, e.get("message") or "", re.I)
-            if not m or _missing_config(m):
-                continue
-            found = Found(sigs.by_id(rid), m, [event_line(e)])
-            if rid in ("mount-op", "multi-attach"):
-                specific = specific or found
-            else:
-                summary = summary or found
+    specific, summary = _mount_failures(ev)
     if not (specific or summary):
         return None
     best = specific or summary
     vol = _pod_volume(ev, best.group("volume") or (best.group("volumes").split() or [""])[0])
     backing, advice, check = _backing(ev, vol)
     why = best.group("detail") or best.sig.meaning
+    helper = re.search(r"Output: ([^\n]+)", best.match.string)   # the mount helper's own words (mount.nfs: …)
+    why += f" ({helper.group(1).strip()})" if helper else ""
     lines = best.lines + ([summary.lines[0]] if specific and summary else [])
     return Hit(f"Volume {vol.get('name') or best.group('volume', 'volumes')} ({backing}) cannot be attached or "
                f"mounted on node {spec(ev.pod).get('nodeName')}: {why.strip()}", lines,
                values={"volume": vol.get("name", "?"), "backing": backing, "advice": best.sig.fix or advice,
                        "check": check})
+
+
+def _mount_failures(ev):
+    """(newest specific failure, newest 'unmounted volumes' summary) among current mount events, leaving out volumes
+    whose Secret/ConfigMap is missing (missing-config-reference explains those)."""
+    warnings = current(ev, [e for e in pod_events(ev, sigs.MOUNT_REASONS) if e.get("type") == "Warning"])
+    found = [Found(sigs.by_id(rid), m, [event_line(e)]) for e in reversed(warnings) for rid in _MOUNT_IDS
+             for m in [re.search(sigs.by_id(rid).pattern, e.get("message") or "", re.I)] if m]
+    explained = {_pod_volume(ev, f.group("volume")).get("name") for f in found if _missing_config(f.match)}
+    specific = next((f for f in found if f.sig.id in _MOUNT_IDS[:2] and not _missing_config(f.match)), None)
+    summary = next((f for f in found if f.sig.id in _MOUNT_IDS[2:]
+                    and not set(f.group("volumes").split()) <= explained), None)
+    return specific, summary
+
+
+_MOUNT_IDS = ("mount-op", "multi-attach", "unmounted", "unmounted-old")
 
 
 def _missing_config(m):

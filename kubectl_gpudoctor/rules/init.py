@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import dataclasses
+import re
 import string
 from typing import List, Optional, Tuple
 
@@ -58,7 +59,7 @@ def init_container_failing(ev):
             f"{'failed before and is running again' if running else 'fails'}: exit code {rec.get('exitCode')} ({how})"
             + (f", {restarts} restarts" if restarts else ""))
     rid, crash = _explained_by(ev, c, cs)
-    why = f"; {rid} explains it: {crash.message}" if crash else ""
+    why = f"; {rid} explains it: {(crash.summary or crash.message.split('. ')[0]).rstrip('.')}" if crash else ""
     lines = [status_line(c["name"], fld, rec)] + _tail(ev, c["name"])
     return Hit(head + why + ". The app containers cannot start until it succeeds.", lines,
                values={"container": c["name"], "cause": rid or how}, fix=_crash_fix(rid, crash),
@@ -121,12 +122,14 @@ def _failing(cs) -> bool:
     return podstate.waiting(cs).get("reason") is not None or (int(cs.get("restartCount") or 0) > 0 and not cs.get("ready"))
 
 
+DRIVER_FIX = ("Align the driver with kernel $kernel of node $node: use a driver version/image that supports it "
+              "(precompiled driver images exist only for specific kernels), let the driver container reach the "
+              "distribution's repositories for kernel headers, or pin the node's kernel to one the driver supports.")
+
+
 @rule("driver-kernel-mismatch", phase="init", severity="critical", rank=SPECIFIC + 5, applies=scheduled,
       needs=("pods/log",), title="The NVIDIA driver cannot be built or loaded for the node's kernel",
-      remediation="Align the driver with kernel $kernel of node $node: use a driver version/image that supports it "
-                  "(precompiled driver images exist only for specific kernels), let the driver container reach the "
-                  "distribution's repositories for kernel headers, or pin the node's kernel to one the driver "
-                  "supports.$gitops",
+      remediation=DRIVER_FIX,
       snippet="$snippet")
 def driver_kernel_mismatch(ev):
     """A driver container's (init or main) log says the NVIDIA driver cannot be built or loaded for the running
@@ -141,11 +144,13 @@ def driver_kernel_mismatch(ev):
         gitops = (f" {tracked[0]} is managed by Argo CD ({tracked[1]}): make the change in Git, not with kubectl, or "
                   f"Argo CD reverts it; if the operator itself rewrites a field Argo CD tracks, add that field to the "
                   f"Application's ignoreDifferences.") if tracked else ""
-        return Hit(f"Container {c['name']} (image {c.get('image', '?')}) cannot build or load the NVIDIA driver for "
-                   f"kernel {kernel} of node {spec(pod).get('nodeName')}: {m.signature.meaning}.",
+        built = re.search(r"-(\d+\.\d+\.\d+-\d+[\w.-]*?)-(?:ubuntu|rhel|rhcos|sles)", c.get("image", ""))
+        other = f", built for kernel {built.group(1)}" if built and built.group(1) != kernel else ""
+        return Hit(f"Container {c['name']} (image {c.get('image', '?')}{other}) cannot build or load the NVIDIA driver "
+                   f"for kernel {kernel} of node {spec(pod).get('nodeName')}: {m.signature.meaning}.",
                    [m.as_line(name(pod)), status_line(c["name"], "lastState" if podstate.last_terminated(cs) else "state",
                                                       podstate.latest_termination(cs) or podstate.waiting(cs))],
-                   values={"kernel": kernel, "gitops": gitops, "snippet": _argo_snippet(tracked, kernel) if tracked else
+                   fix=DRIVER_FIX + gitops if tracked else None, values={"kernel": kernel, "snippet": _argo_snippet(tracked, kernel) if tracked else
                            f"kubectl get node {spec(pod).get('nodeName')} -o jsonpath='{{.status.nodeInfo.kernelVersion}}'\n"
                            f"kubectl logs {name(pod)} -n {ev.target.namespace} -c {c['name']} --previous --tail=80"})
     return None
@@ -187,8 +192,9 @@ def _argo_snippet(tracked, kernel) -> str:
     group, pointer = {"ClusterPolicy": ("nvidia.com", "/spec/driver"), "NVIDIADriver": ("nvidia.com", "/spec"),
                       "DaemonSet": ("apps", "/spec/template/spec"), "Deployment": ("apps", "/spec/template/spec")
                       }.get(kind, ("", "/spec"))
-    values = ("# In Git: the gpu-operator chart values of that Application\ndriver:\n  version: \"<a driver that "
-              f"supports kernel {kernel}>\"   # or usePrecompiled: false to build from source\n") \
-        if group == "nvidia.com" else ""
+    values = {"ClusterPolicy": "# In Git: the gpu-operator chart values of that Application\ndriver:\n",
+              "NVIDIADriver": "# In Git: the NVIDIADriver manifest of that Application\nspec:\n"}.get(kind, "")
+    values += (f"  version: \"<a driver that supports kernel {kernel}>\"   # or usePrecompiled: false to build from "
+               "source\n") if values else ""
     return (values + f"# To keep a live change instead, in the Argo CD Application:\nspec:\n  ignoreDifferences:\n"
             f"  - group: {group}\n    kind: {kind}\n    name: {obj}\n    jsonPointers:\n    - {pointer}")
