@@ -46,6 +46,18 @@ WORDING = [
     ("Error: getaddrinfo ENOTFOUND mongodb", "dependency-unreachable"),
     ("curl: (6) Could not resolve host: embedder", "dependency-unreachable"),
     ("java.net.UnknownHostException: kafka", "dependency-unreachable"),
+    ('details = "failed to connect to all addresses; last error: UNKNOWN: ipv4:10.96.1.2:8001: Failed to connect to remote '
+     'host: Connection refused"', "dependency-unreachable"),
+    ("aiohttp.client_exceptions.ClientConnectorError: Cannot connect to host vllm:8000 ssl:default [Connect call failed "
+     "('10.96.3.4', 8000)]", "dependency-unreachable"),
+    ('pymysql.err.OperationalError: (2003, "Can\'t connect to MySQL server on \'mysql\' ([Errno 111] Connection refused)")',
+     "dependency-unreachable"),
+    ("gguf_init_from_file: failed to open '/models/llama-3-8b.Q4_K_M.gguf': 'No such file or directory'", "missing-model-files"),
+    ("E0126 09:12:01.002 1 model_repository_manager.cc:1233] Poll failed for model directory 'ensemble': failed to open text "
+     "file for read /models/ensemble/config.pbtxt: No such file or directory", "missing-model-files"),
+    ("openai.AuthenticationError: Error code: 401 - {'error': {'message': 'Incorrect API key provided'}}", "auth-failure"),
+    ("failed to create containerd task: failed to create shim task: OCI runtime create failed: runc create failed: unable to "
+     "start container process: error during container init: exec format error: unknown", "exec-format-error"),
 ]
 
 

@@ -71,7 +71,8 @@ def auth_meaning(ev, c, target, line: str, creds: List[str], text: str = ""):
                      "--dry-run=client -o yaml | kubectl apply -f -") if secret else "",
                     f"Put a valid read token for {repo} into " + (f"Secret {secret.group(1)}" if secret else "the container's env")
                     + ", then delete the pod to retry now.")
-        return ("the request to the Hugging Face hub carried no token (HF_TOKEN is not set), and the repo is gated or private",
+        unknown = " (or the repo id is wrong: the hub answers 401 for repos it cannot show)" if "Repository Not Found" in text else ""
+        return ("the request to the Hugging Face hub carried no token (HF_TOKEN is not set), and the repo is gated or private" + unknown,
                 f"kubectl create secret generic hf-token -n {ns} --from-literal=token=<token>\n# container {c['name']}\n"
                 "env:\n- name: HF_TOKEN\n  valueFrom:\n    secretKeyRef:\n      name: hf-token\n      key: token",
                 f"Give container {c['name']} an HF_TOKEN from a Secret, for an account that has been granted {repo}.")
@@ -131,7 +132,7 @@ def dependency_meaning(ev, host, port, why):
         return ("the log does not name the host; find it in the lines above", "", None)
     meaning = {"dns": f"the name {host} does not resolve from namespace {ns}: no Service of that name exists here (if it "
                       f"lives in another namespace, use {host}.<namespace>.svc)",
-               "refused": f"the address answers but nothing accepts connections on port {port or '?'}: the backend's pods "
+               "refused": f"the address answers but nothing accepts connections on {'port ' + port if port else 'its port'}: the backend's pods "
                           f"are not ready (its Service has no ready endpoints) or the port is wrong",
                "timeout": "connections time out: a NetworkPolicy or firewall drops them, or the backend is overloaded",
                }.get(kind, "the backend was not reachable when the container started")
