@@ -222,12 +222,14 @@ def _status(findings, checks, cause, health, shown):
     if cause:
         return "failing", cause.summary
     unknown = [c for c in checks if c.result == "unknown"]
+    warnings = [f for f in findings if f.severity == "warning"]
     if health == "failing":
+        if warnings:  # explained, but only at warning level: the pod still fails
+            return "failing", warnings[0].summary
         if unknown:
             return "unknown", (f"{shown}: no rule explains it from what could be read; "
                                f"{len(unknown)} check(s) could not run ({unknown[0].reason})")
         return "failing", f"{shown}: no rule explains this failure; read the evidence and the next commands"
-    warnings = [f for f in findings if f.severity == "warning"]
     if warnings:
         return "warning", warnings[0].summary
     if health == "progressing":
