@@ -49,7 +49,7 @@ def oom_killed(ev):
         else:
             head = (f"{who} was OOMKilled {human_duration(ran)} after start with no memory limit: the node ran out "
                     f"of memory and the kernel chose it")
-        summary = head + (f" — {restarts} restarts" if restarts else "")
+        summary = head + (f" — {restarts} restart{'s' if restarts != 1 else ''}" if restarts else "")
         lines = [status_line(c["name"], where(cs, term), term)]
         text, previous = run_log(ev, c["name"], cs, term)
         if text:
@@ -57,7 +57,11 @@ def oom_killed(ev):
                       for l in last_lines(text, 1)]
         fix = None if limit else ("Set requests.memory and limits.memory of container $container to its measured peak "
                                   "(kubectl top pod, container_memory_working_set_bytes) so the scheduler reserves it.")
-        return Hit(f"{summary}. The pattern is {pattern}.", lines, fix=fix, summary=summary,
+        up = seconds_between(((cs.get("state") or {}).get("running") or {}).get("startedAt"), ev.now())
+        old = not recent(ev, cs) and up is not None and ran is not None and up > 2 * max(ran, STARTUP_WINDOW_S)
+        note = f" It has been running and Ready for {human_duration(up)} since: a past kill to watch." if old else ""
+        return Hit(f"{summary}. The pattern is {pattern}.{note}", lines, fix=fix, summary=summary,
+                   severity="warning" if old else None,
                    values={"container": c["name"], "suggested": _suggest(limit or request)})
     return None
 
