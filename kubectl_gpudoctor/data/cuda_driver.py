@@ -69,7 +69,11 @@ def parse_version(text) -> Optional[Version]:
 
 
 def fmt(version) -> str:
-    return ".".join(str(p) for p in version) if version else "?"
+    """(450, 80, 2) -> '450.80.02': NVIDIA driver revisions are printed with two digits."""
+    if not version:
+        return "?"
+    parts = [str(p) for p in version[:2]] + [f"{p:02d}" for p in version[2:3]]
+    return ".".join(parts)
 
 
 def toolkit_driver(cuda: Tuple[int, Optional[int]]) -> Optional[Version]:

@@ -267,6 +267,9 @@ def shm_too_small(ev):
             continue
         where = (f"/dev/shm is an emptyDir limited to {limit}" if vol else
                  "No volume is mounted at /dev/shm, so it is the runtime's 64Mi default")
+        if m.signature.id == "bus-error":   # SIGBUS without shm wording: the usual cause, not the only one
+            where += ("; that is the usual cause of a bus error in GPU jobs (the other: a memory-mapped file "
+                      "truncated while in use, e.g. weights on network storage)")
         return g.crash_hit(ev, c, cs, term, m, f"Container {c['name']} ran out of shared memory: {g.quote(m, c, term)}. "
                            f"{where}.", values={"size": g.shm_size(c)},
                            summary=f"Container {c['name']} ran out of shared memory (/dev/shm)")

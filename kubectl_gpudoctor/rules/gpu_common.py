@@ -5,11 +5,10 @@ import re
 from collections import Counter
 from typing import Iterable, Optional
 
-from .. import logscan, podstate
+from .. import gpustack, logscan, podstate
 from ..data import cuda_driver as cd
 from ..data.log_signatures import SIGNATURES
-from ..k8s import container_gpus, containers, labels, name, namespace, spec, status
-from ..placement import knows_free
+from ..k8s import container_gpus, containers, labels, name, namespace, spec
 from ..quantity import parse_quantity
 from .common import status_line
 from ..timeutil import seconds_between
@@ -19,8 +18,6 @@ NVIDIA_RESOURCE = re.compile(r"^nvidia\.com/(gpu|gpu\.shared|mig-.+)$")
 # Env values that hide every GPU: the NVIDIA container toolkit treats NVIDIA_VISIBLE_DEVICES void/empty as
 # "no GPU, no driver" and none as "driver libraries but no device"; CUDA hides all devices for "" or -1.
 HIDING_ENV = {"NVIDIA_VISIBLE_DEVICES": ("void", "none", ""), "CUDA_VISIBLE_DEVICES": ("", "-1", "none", "nodevfiles")}
-# NVIDIA's DaemonSet/GPU operator name their pods nvidia-device-plugin-*; GKE's is nvidia-gpu-device-plugin-*.
-PLUGIN_POD = re.compile(r"nvidia-device-plugin|nvidia-gpu-device-plugin")
 # A matched line belongs to the crash when at most this many ordinary lines follow it; a server that caught a
 # per-request error and kept serving prints many more (access logs, throughput lines).
 CRASH_TAIL_LINES = 15
@@ -136,19 +133,19 @@ def quote(m, c, term) -> str:
 # --- why a GPU container sees no GPU --------------------------------------------------------------
 
 def plugin_state(ev):
-    """('missing'|'not-ready'|'ok'|'unknown', detail) for the NVIDIA device plugin pod on the pod's node."""
-    node_name = spec(ev.pod).get("nodeName")
-    if not node_name or not ev.node or not knows_free(ev, ev.node):
+    """('missing'|'not-ready'|'ok'|'unknown', detail) for the NVIDIA device plugin pod on the pod's node
+    (recognised the way the node rules recognise GPU-stack components)."""
+    node = ev.node
+    if node is None or not gpustack.pods_known(ev, name(node)):
         return "unknown", "the pods on the node were not readable"
-    plugins = [p for p in ev.pods_on(node_name) if PLUGIN_POD.search(name(p) + " " + " ".join(labels(p).values()))]
+    plugins = gpustack.device_plugin_pods(ev, node, {"nvidia"})
     if not plugins:
-        return "missing", f"no nvidia-device-plugin pod runs on node {node_name}"
-    ready = [p for p in plugins if status(p).get("phase") == "Running"
-             and all(cs.get("ready") for cs in status(p).get("containerStatuses") or [{}])]
+        return "missing", f"no NVIDIA device plugin pod runs on node {name(node)}"
+    ready = [p for p in plugins if gpustack.is_ready(p)]
     if ready:
         return "ok", f"device plugin {name(ready[0])} is Running and Ready"
     p = plugins[0]
-    return "not-ready", f"device plugin pod {name(p)} on node {node_name} is {podstate.display_status(p)}, not Ready"
+    return "not-ready", f"device plugin pod {name(p)} on node {name(node)} is {podstate.display_status(p)}, not Ready"
 
 
 def visibility_cause(ev, pod, c, libs=False):
