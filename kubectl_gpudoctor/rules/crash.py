@@ -16,12 +16,14 @@ from ..quantity import format_bytes, parse_quantity
 from ..timeutil import format_time, human_duration, parse_duration, parse_time, seconds_between
 from .common import event_line, has_restarts, has_terminations, pod_events, status_line
 from .registry import DEFAULT, FALLBACK, GENERIC, SPECIFIC, Hit, Line, rule
+from .startup_evidence import container_events
 
 # A container killed this soon after it started, repeatedly, is hitting a start-up peak
 # (weights loaded into RAM, format conversion), not a slow leak.
 STARTUP_WINDOW_S = 300
 # The kubelet's crash-loop back-off: 10 s, doubling, capped at 5 min, reset after 10 min of running.
 BACKOFF_INITIAL_S, BACKOFF_MAX_S = 10, 300
+
 
 @rule("oom-killed", phase="crash", severity="critical", rank=SPECIFIC, applies=has_terminations,
       title="Container killed for exceeding its memory limit (OOMKilled)",
@@ -88,7 +90,7 @@ def killed_by_signal(ev):
             continue
         lines = [status_line(c["name"], where(cs, term), term)] + [event_line(e) for e in kills[-1:]]
         if kills:
-            lines += [event_line(e) for e in pod_events(ev, ("Unhealthy",), pattern=PROBE_FAILED)[-1:]]
+            lines += [event_line(e) for e in container_events(ev, c["name"], "Unhealthy", PROBE_FAILED)[-1:]]
         stops = pod_events(ev, ("Killing",), pattern=STOPPING + re.escape(c["name"]))
         if kills:
             probe = re.search(PROBE_KILL, kills[-1].get("message") or "")
@@ -130,7 +132,8 @@ def completed_under_controller(ev):
         lines = [status_line(c["name"], where(cs, term), term)]
         text, previous = run_log(ev, c["name"], cs, term)
         lines += [Line("log", log_ref(ev, c["name"], previous, "end"), l[:300]) for l in last_lines(text, 2)]
-        shell = " ".join(c.get("args") or []) if (c.get("command") or [""])[-1:] == ["-c"] else ""
+        argv = (c.get("command") or []) + (c.get("args") or [])
+        shell = argv[2] if len(argv) >= 3 and argv[1] == "-c" else ""
         if re.search(r"&\s*$|nohup ", shell.strip()):
             fg = "exec " + re.sub(r"^nohup\s+|\s*&\s*$", "", shell.strip())
             return Hit(f"Container {c['name']} exits 0 at once ({human_duration(ran)}) because its shell command puts the "
@@ -139,7 +142,7 @@ def completed_under_controller(ev):
                        values={"container": c["name"]},
                        fix="Run the server in the foreground as the container's main process: drop the trailing `&` "
                            "(and nohup), and start it with `exec` so it receives SIGTERM.",
-                       snippet=f"# container {c['name']}\ncommand: [\"/bin/sh\", \"-c\"]\nargs: [{json.dumps(fg)}]")
+                       snippet=f"# container {c['name']}\ncommand: {json.dumps([argv[0], '-c'])}\nargs: [{json.dumps(fg)}]")
         return Hit(f"Container {c['name']} exited with code 0 (Completed) after {human_duration(ran)} and "
                    f"{_owner_words(pod, owner)} restarts it: the process finished instead of serving "
                    f"({cs.get('restartCount', 0)} restarts).", lines, values={"container": c["name"]})
