@@ -35,7 +35,7 @@ def gpu_out_of_memory(ev):
             continue
         product, mem = lbls.get("nvidia.com/gpu.product"), str(lbls.get("nvidia.com/gpu.memory") or "")
         on = (f" on {product}" + (f" ({int(mem) // 1024} GiB)" if mem.isdigit() else "")) if product else ""
-        fix, snippet = g.oom_advice(m, c)
+        fix, snippet = g.oom_advice(ev, m, c)
         return g.crash_hit(ev, c, cs, term, m,
                            f"Container {c['name']} ran out of GPU memory{on} and exited with code {term.get('exitCode')}: "
                            f"{g.quote(m, c, term)}. Meaning: {m.signature.meaning}. This is GPU memory, not a cgroup "
@@ -72,7 +72,9 @@ def gpu_not_requested(ev):
 @rule("gpu-not-visible", phase="crash", severity="critical", rank=SPECIFIC, applies=has_terminations, needs=("pods/log",),
       title="GPU requested but not visible inside the container",
       remediation="Make the allocated GPU visible to the container: fix the ranked cause (env that hides GPUs, "
-                  "missing runtimeClassName, device plugin on node $node).")
+                  "missing runtimeClassName, device plugin on node $node).",
+      snippet="kubectl get runtimeclass\nkubectl get pods -A -o wide --field-selector spec.nodeName=$node | grep -Ei 'device-plugin|toolkit'\n"
+              "kubectl get pod $pod -n $namespace -o jsonpath='{.spec.runtimeClassName}{\"\\n\"}'")
 def gpu_not_visible(ev):
     """A crashed container requests an NVIDIA GPU, yet its log says there is no CUDA device; ranks the likely cause."""
     pod = ev.pod
@@ -97,7 +99,8 @@ def _short(cause: str) -> str:
       title="NVIDIA driver libraries not injected into the container",
       remediation="The NVIDIA container runtime did not inject libcuda/NVML/nvidia-smi: run the pod with the NVIDIA "
                   "runtime (runtimeClassName, or nvidia as containerd's default runtime) and check the container "
-                  "toolkit and device plugin on node $node.")
+                  "toolkit and device plugin on node $node.",
+      snippet="kubectl get runtimeclass\nkubectl get pods -A -o wide --field-selector spec.nodeName=$node | grep -Ei 'device-plugin|toolkit'")
 def driver_libraries_missing(ev):
     """A crashed GPU container cannot load libcuda.so.1 / libnvidia-ml.so.1, or nvidia-smi is not found (exit 127)."""
     pod = ev.pod
@@ -122,7 +125,8 @@ def driver_libraries_missing(ev):
 @rule("cuda-driver-too-old", phase="crash", severity="critical", rank=SPECIFIC, applies=has_terminations,
       title="Node's NVIDIA driver is older than the CUDA in the image",
       remediation="Run the pod on nodes whose driver supports the image's CUDA (node affinity on the GPU feature "
-                  "discovery driver label), upgrade the node's driver, or use an image built for an older CUDA.")
+                  "discovery driver label), upgrade the node's driver, or use an image built for an older CUDA.",
+      snippet="kubectl get nodes -L nvidia.com/cuda.driver-version.full,nvidia.com/cuda.runtime-version.full,nvidia.com/gpu.product")
 def cuda_driver_too_old(ev):
     """A crashed container logs that the driver is too old for its CUDA, or its image's CUDA major needs a newer
     driver than the node's (GFD labels; below the minor-version-compatibility floor)."""
@@ -149,7 +153,8 @@ def cuda_driver_too_old(ev):
 @rule("no-kernel-image-for-gpu", phase="crash", severity="critical", rank=SPECIFIC, applies=has_terminations,
       needs=("pods/log",), title="Binary has no kernels for this GPU's architecture",
       remediation="Use an image or wheel built for this GPU's compute capability (a newer CUDA/PyTorch build, or "
-                  "TORCH_CUDA_ARCH_LIST including it), or schedule onto the GPU model the image was built for.")
+                  "TORCH_CUDA_ARCH_LIST including it), or schedule onto the GPU model the image was built for.",
+      snippet="kubectl get nodes -L nvidia.com/gpu.product,nvidia.com/gpu.compute.major,nvidia.com/gpu.compute.minor")
 def no_kernel_image_for_gpu(ev):
     """A crashed container's log says `no kernel image is available for execution on the device` (or equivalent)."""
     pod, lbls = ev.pod, g.node_labels(ev)
@@ -166,8 +171,10 @@ def no_kernel_image_for_gpu(ev):
         facts += f"; the image is built for CUDA {cd.cuda_str(img[0])}" if need and img else ""
         warn = [x.as_line(name(pod)) for x in g.matches(ev, c["name"], prev, "no-kernel-image-for-gpu")
                 if x.signature.id == "torch-arch-unsupported" and x.line != m.line][:1]
+        avoid = (g.node_affinity(ev, "nvidia.com/gpu.product", "NotIn", [product]) + "\n# a stopgap until the image is "
+                 "built for this GPU") if product else None
         return g.crash_hit(ev, c, cs, term, m, f"Container {c['name']} has no GPU code for {gpu}: {g.quote(m, c, term)}."
-                           + (facts + "." if facts else ""), extra=warn)
+                           + (facts + "." if facts else ""), extra=warn, snippet=avoid)
     return None
 
 
@@ -229,7 +236,10 @@ def gpu_vendor_mismatch(ev):
       needs=("pods/log",), title="GPU busy: held by another process (exclusive compute mode)",
       remediation="The GPU is shared with another pod or process while in exclusive-process mode: set the compute "
                   "mode to Default for time-slicing/MPS sharing, stop the other process (leftover pods, host "
-                  "processes), or give each pod its own GPU.")
+                  "processes), or give each pod its own GPU.",
+      snippet="# compute mode per GPU on node $node (driver from the GPU operator: chroot /host/run/nvidia/driver)\n"
+              "kubectl debug node/$node -it --image=busybox -- chroot /host nvidia-smi --query-gpu=index,compute_mode --format=csv\n"
+              "kubectl debug node/$node -it --image=busybox -- chroot /host nvidia-smi -i 0 -c DEFAULT")
 def gpu_busy_exclusive_mode(ev):
     """A crashed container's log says all CUDA-capable devices are busy or unavailable."""
     pod, lbls = ev.pod, g.node_labels(ev)

@@ -197,8 +197,9 @@ def visibility_cause(ev, pod, c, libs=False):
 
 # --- advice computed from evidence ------------------------------------------------------------------
 
-def oom_advice(m, c):
-    """(fix, snippet) from an out-of-memory line, using vLLM's/TGI's own numbers when the line gives them."""
+def oom_advice(ev, m, c):
+    """(fix, snippet) from an out-of-memory line, using vLLM's/TGI's own numbers when the line gives them; else
+    node affinity for GPUs with more memory than this node's (GFD nvidia.com/gpu.memory, MiB)."""
     fit = re.search(r"estimated maximum model length is (\d+)|stored in KV cache \((\d+)\)", m.line)
     if fit:
         n = fit.group(1) or fit.group(2)
@@ -213,7 +214,9 @@ def oom_advice(m, c):
         return (f"Lower --max-batch-prefill-tokens below {tgi.group(1)} (and --max-batch-total-tokens), or use a "
                 "bigger GPU / more shards.",
                 f"# container {c['name']} args\n- --max-batch-prefill-tokens\n- \"{int(tgi.group(1)) // 2}\"")
-    return None, None
+    mem = str(node_labels(ev).get("nvidia.com/gpu.memory") or "")
+    return None, (node_affinity(ev, "nvidia.com/gpu.memory", "Gt", [mem]) + "   # MiB: a GPU with more memory than this one"
+                  if mem.isdigit() else None)
 
 
 def shm_volume(pod, c) -> Optional[dict]:
@@ -286,15 +289,19 @@ def driver_label_line(ev, node_lbls) -> list:
     return [Line("node", f"nodes/{spec(ev.pod).get('nodeName')} labels", text)] if text else []
 
 
+def node_affinity(ev, key, op, values) -> str:
+    """A required node-affinity snippet for the pod, with its real name."""
+    vals = ", ".join(f'"{v}"' for v in values)
+    return (f"# pod {name(ev.pod)} (spec)\naffinity:\n  nodeAffinity:\n    requiredDuringSchedulingIgnoredDuringExecution:\n"
+            f"      nodeSelectorTerms:\n      - matchExpressions:\n        - key: {key}\n          operator: {op}\n"
+            f"          values: [{vals}]")
+
+
 def affinity_snippet(ev, node_lbls, img) -> Optional[str]:
     """Node affinity on the GFD driver-major label for the image's CUDA, else on the CUDA major the node supports."""
     if img:
         need = cd.toolkit_driver(img[0]) or cd.driver_floor(img[0])
-        key, value = cd.driver_major_label(node_lbls), str(need[0] - 1)
-    elif cd.node_cuda(node_lbls):
-        key, value = "nvidia.com/cuda.runtime-version.major", str(cd.node_cuda(node_lbls)[0])
-    else:
-        return None
-    return (f"# pod {name(ev.pod)} (spec)\naffinity:\n  nodeAffinity:\n    requiredDuringSchedulingIgnoredDuringExecution:\n"
-            f"      nodeSelectorTerms:\n      - matchExpressions:\n        - key: {key}\n          operator: Gt\n"
-            f"          values: [\"{value}\"]")
+        return node_affinity(ev, cd.driver_major_label(node_lbls), "Gt", [str(need[0] - 1)])
+    if cd.node_cuda(node_lbls):
+        return node_affinity(ev, "nvidia.com/cuda.runtime-version.major", "Gt", [str(cd.node_cuda(node_lbls)[0])])
+    return None
