@@ -1,12 +1,14 @@
 """Extra reads for a pod diagnosis: the pod's controller chain (ReplicaSet -> Deployment, Job -> CronJob,
-DaemonSet -> ClusterPolicy/NVIDIADriver), for owner names and GitOps tracking metadata. GET only, by name."""
+DaemonSet -> ClusterPolicy/NVIDIADriver) for owner names and GitOps tracking metadata, and for a scheduled pod still
+Pending the PersistentVolumes behind its bound claims (CSI driver of a volume that fails to mount). GET only, by name."""
 from __future__ import annotations
 
 from typing import List, Optional
 from urllib.parse import quote
 
+from .. import podstate
 from ..evidence import Evidence
-from ..k8s import controller_of, meta
+from ..k8s import claim_names, controller_of, meta, spec, status
 from .api import Request
 
 # Controller kinds worth following: kind -> (RBAC resource, namespaced). Others (custom operators' CRDs) are
@@ -40,9 +42,23 @@ def first_round(pod: dict) -> List[Request]:
 
 
 def second_round(ev: Evidence) -> List[Request]:
-    """The controller's controller (a Deployment behind a ReplicaSet, a ClusterPolicy behind a DaemonSet)."""
+    """The controller's controller (a Deployment behind a ReplicaSet, a ClusterPolicy behind a DaemonSet), and the
+    bound PersistentVolumes of a scheduled pod that is still Pending."""
     pod = ev.pod
-    ref = controller_of(pod) if pod else None
+    if pod is None:
+        return []
+    ref = controller_of(pod)
     owner = ev.get(ref["kind"], ref["name"], meta(pod).get("namespace")) if ref else None
     req = owner_request(owner) if owner else None
-    return [req] if req else []
+    return ([req] if req else []) + volume_requests(ev, pod)
+
+
+def volume_requests(ev: Evidence, pod: dict) -> List[Request]:
+    """GETs for the PVs behind the pod's bound claims, while it is scheduled and Pending (mounts may be failing)."""
+    if not podstate.is_scheduled(pod) or status(pod).get("phase", "Pending") != "Pending":
+        return []
+    ns = meta(pod).get("namespace")
+    names = {spec(pvc).get("volumeName") for pvc in (ev.get("PersistentVolumeClaim", c, ns) for c in claim_names(pod))
+             if pvc and spec(pvc).get("volumeName")}
+    return [Request("persistentvolumes", "get", f"/api/v1/persistentvolumes/{quote(n)}", kind="PersistentVolume")
+            for n in sorted(names)[:8]]

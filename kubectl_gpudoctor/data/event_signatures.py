@@ -42,6 +42,21 @@ SIGNATURES: Tuple[EventSignature, ...] = (
                    "the Docker-based runtime (cri-dockerd) ignores RuntimeClass handlers; it only runs its default "
                    "runtime"),
 
+    # The handler is configured but its binary is gone (toolkit uninstalled or not yet installed, default_runtime_name
+    # still "nvidia"): `OCI runtime create failed: unable to retrieve OCI runtime error (open …/log.json: no such file
+    # or directory): fork/exec /usr/bin/nvidia-container-runtime: no such file or directory` (NVIDIA/nvidia-docker#686,
+    # #1121) or `exec: "nvidia-container-runtime": executable file not found in $PATH` (NVIDIA/nvidia-docker#1190,
+    # NVlabs/BundleSDF#95).
+    EventSignature("runtime-binary-missing", "runtime-handler-not-configured",
+                   r'(?:fork/exec (?P<binary>\S*nvidia-container-runtime[\w.-]*): no such file or directory'
+                   r'|exec: "(?P<binary2>[^"]*nvidia-container-runtime[^"]*)": executable file not found in \$PATH)',
+                   "the runtime's configuration points at an NVIDIA runtime binary that is not on the node (the toolkit "
+                   "was removed or has not installed it yet)",
+                   "Put the NVIDIA runtime back on node $node or stop pointing at it: with the GPU operator, check that "
+                   "the nvidia-container-toolkit pod on that node is Running (it installs the binaries under "
+                   "/usr/local/nvidia/toolkit); after removing the operator, set containerd's default_runtime_name back "
+                   "to runc and restart containerd."),
+
     # --- runtimeclass-not-found ----------------------------------------------------------------------------------
     # kubelet: `Failed to create pod sandbox: runtimeclass.node.k8s.io "nvidia" not found`
     # (pkg/kubelet/kuberuntime/kuberuntime_sandbox.go LookupRuntimeHandler); admission plugin RuntimeClass:

@@ -38,23 +38,27 @@ _HANDLER_FIX = {
       remediation="Configure runtime handler $handler on node $node: $how.",
       snippet="$check")
 def runtime_handler_not_configured(ev):
-    """Sandbox events say the node's runtime lacks the handler (`no runtime for "nvidia" is configured`,
-    CRI-O `failed to find runtime handler`, cri-dockerd `RuntimeHandler "nvidia" not supported`)."""
+    """Sandbox events say the node's runtime lacks the handler (`no runtime for "nvidia" is configured`, CRI-O
+    `failed to find runtime handler`, cri-dockerd `RuntimeHandler "nvidia" not supported`) or its binary."""
     found = find(ev, "runtime-handler-not-configured", sigs.SANDBOX_REASONS) if creating(ev) else None
     if not found:
         return None
-    handler, rc = found.group("handler"), spec(ev.pod).get("runtimeClassName")
+    rc = spec(ev.pod).get("runtimeClassName")
+    handler = found.group("handler") or (ev.get("RuntimeClass", rc) or {}).get("handler") or rc
+    binary = found.group("binary", "binary2")
     runtime = node_runtime(ev)
     flavor = runtime.split(":")[0] if runtime else {"crio-no-handler": "cri-o", "dockershim-handler": "docker"}.get(
         found.sig.id, "containerd")
     node = spec(ev.pod).get("nodeName")
-    how, check = (string.Template(t).safe_substitute(node=node, handler=handler)
+    how, check = (string.Template(t).safe_substitute(node=node, handler=handler or "nvidia")
                   for t in _HANDLER_FIX.get(flavor, _HANDLER_FIX["containerd"]))
     via = f" (RuntimeClass {rc} maps to it)" if rc and (ev.get("RuntimeClass", rc) or {}).get("handler", handler) == handler \
         else ""
-    return Hit(f"The container runtime on node {node} ({runtime or flavor}) has no handler {handler!r}{via}, so the pod "
-               f"sandbox cannot be created: {found.sig.meaning.replace('<handler>', handler)}.", found.lines,
-               values={"handler": handler, "how": how, "check": check})
+    which = f"handler {handler!r}{via}" if handler else "its default runtime"
+    what = f"cannot run {which}: {binary} is missing" if binary else f"has no {which}"
+    return Hit(f"The container runtime on node {node} ({runtime or flavor}) {what}, so the pod sandbox cannot be "
+               f"created: {found.sig.meaning.replace('<handler>', handler or 'nvidia')}.", found.lines,
+               values={"handler": handler or "nvidia", "how": how, "check": check}, fix=found.sig.fix or None)
 
 
 @rule("cdi-device-unresolvable", phase="creation", severity="critical", rank=CREATE, applies=scheduled,

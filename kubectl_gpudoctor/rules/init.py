@@ -64,7 +64,7 @@ def init_container_failing(ev):
     return Hit(head + why + ". The app containers cannot start until it succeeds.", lines,
                values={"container": c["name"], "cause": rid or how}, fix=_crash_fix(rid, crash),
                severity="warning" if running else None, summary=head + (f" ({rid})" if rid else ""),
-               next=[f"kubectl logs {name(ev.pod)} -n {ev.target.namespace} -c {c['name']} --previous --tail=80"])
+               next=[f"kubectl logs {name(ev.pod)} -n {ev.target.namespace} -c {c['name']} --previous --tail={ev.tail_lines}"])
 
 
 def _explained_by(ev, c, cs) -> Tuple[Optional[str], Optional[Hit]]:
@@ -152,7 +152,7 @@ def driver_kernel_mismatch(ev):
                                                       podstate.latest_termination(cs) or podstate.waiting(cs))],
                    fix=DRIVER_FIX + gitops if tracked else None, values={"kernel": kernel, "snippet": _argo_snippet(tracked, kernel) if tracked else
                            f"kubectl get node {spec(pod).get('nodeName')} -o jsonpath='{{.status.nodeInfo.kernelVersion}}'\n"
-                           f"kubectl logs {name(pod)} -n {ev.target.namespace} -c {c['name']} --previous --tail=80"})
+                           f"kubectl logs {name(pod)} -n {ev.target.namespace} -c {c['name']} --previous --tail={ev.tail_lines}"})
     return None
 
 
