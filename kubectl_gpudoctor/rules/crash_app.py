@@ -57,7 +57,8 @@ def exec_format_error(ev):
 @rule("not-executable", phase="crash", severity="critical", rank=SPECIFIC, applies=has_terminations,
       title="Container command is not executable (permission denied)",
       remediation="Make $path executable: set the execute bit in the image (RUN chmod +x $path) or, for a script "
-                  "mounted from a ConfigMap/Secret, set defaultMode 0755; or run it through its interpreter.")
+                  "mounted from a ConfigMap/Secret, set defaultMode 0755; or run it through its interpreter. If the mode "
+                  "is right, look for a noexec mount or an SELinux/AppArmor denial on the node.")
 def not_executable(ev):
     """Exit 126, or the runtime/shell reports `permission denied` executing the container's command."""
     for c, cs, term, _ in failures(ev):
@@ -67,7 +68,9 @@ def not_executable(ev):
         if not (found or logged or code126):
             continue
         m = found[2] if found else (logged[1] if logged else None)
-        path = (m.groupdict().get("cmd") if m else None) or ((c.get("command") or [None])[0]) or "the entrypoint"
+        argv = c.get("command") or []
+        direct = argv[0] if argv and not (len(argv) > 1 and argv[1] == "-c") else None
+        path = (m.groupdict().get("cmd") if m else None) or direct or "its command"
         lines = [status_line(c["name"], where(cs, term), term)] + ([logged[0]] if logged else [])
         mount, vol = ae.covering_mount(ev.pod, c, path)
         mode, snippet = ae.exec_mode_fix(c, path, mount, vol)
@@ -194,13 +197,12 @@ def probe_kills_slow_start(ev):
     Start time: a ready line of any run, else the killed run's length plus what its progress bar said was left."""
     for c, cs, term, _ in failures(ev):
         kills = probe_kills(ev, c["name"], term)
-        text, previous = run_log(ev, c["name"], cs, term)
         if not kills:
             continue
+        text, previous = run_log(ev, c["name"], cs, term)
         if not text:
-            gap = ev.gap("pods/log")
-            if gap:
-                return Unknown.from_gap(gap)
+            if ev.gap("pods/log"):
+                return Unknown.from_gap(ev.gap("pods/log"))
             continue
         tail = last_lines(text, 6)
         loading = any(_any(_LOADING, l) for l in tail)
