@@ -159,3 +159,10 @@ NCCL_HINTS = (
     (r"Duplicate GPU detected|ncclInvalidUsage",
      "invalid usage: e.g. two ranks on the same GPU (check the GPU request per pod and LOCAL_RANK mapping)"),
 )
+
+# Lines that frameworks print and then carry on (TensorFlow/XLA and llama.cpp fall back to CPU, nvidia-smi in a
+# script before the real command, NCCL/c10d warnings and retries, PyTorch's arch UserWarning): they explain a crash
+# only when no unrelated error follows them in the log.
+NOTICE = frozenset({"tf-no-driver", "cuda-no-device", "nvidia-smi-no-devices", "nvidia-smi-no-driver",
+                    "device-count-zero", "libcuda-missing", "xla-tf-oom", "torch-arch-unsupported",
+                    "c10d-bootstrap", "nccl-warn"})

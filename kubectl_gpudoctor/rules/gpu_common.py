@@ -8,6 +8,7 @@ from typing import Iterable, Optional
 from .. import gpustack, logscan, podstate
 from ..data import cuda_driver as cd
 from ..data.log_signatures import SIGNATURES
+from ..data.signatures_gpu import NOTICE
 from ..k8s import container_gpus, containers, labels, name, namespace, spec
 from ..quantity import parse_quantity
 from .common import status_line
@@ -21,11 +22,14 @@ HIDING_ENV = {"NVIDIA_VISIBLE_DEVICES": ("void", "none", ""), "CUDA_VISIBLE_DEVI
 # A matched line belongs to the crash when at most this many ordinary lines follow it; a server that caught a
 # per-request error and kept serving prints many more (access logs, throughput lines).
 CRASH_TAIL_LINES = 15
+_JSON_INFO = re.compile(r'"(?:level|severity|lvl)"\s*:\s*"(?:info|debug|trace|notice)"', re.I)
+# Error lines that still speak about the GPU, or that only wrap the root cause printed above them.
+_GPU_WORDS = re.compile(r"(?i)gpu|cuda|nvidia|nvml|nccl|device|driver|root cause|ChildFailedError|exitcode")
 # The kubelet resets the crash-loop back-off after 10 minutes of running: an older crash of a Ready container is history.
 RECOVERED_AFTER_S = 600
 # Per-process prefixes that come before a traceback's indentation: kubectl --timestamps, vLLM's
 # "(APIServer pid=1) " / "(EngineCore_0 pid=57) ", torch.distributed's "[rank0]: ".
-_PREFIX = re.compile(r"^(?:\d{4}-\d\d-\d\dT\S+\s)?(?:\([^)]*pid=\d+\)\s?|\[rank\d+\]:\s?)?")
+_PREFIX = re.compile(r"^(?:\d{4}-\d\d-\d\dT\S+\s)?(?:\([^)]*pid=\d+[^)]*\)\s?|\[rank\d+\]:\s?)?")
 # Not ordinary output: indented traceback/stack lines, error vocabulary, and dumped code (PTX/JSON) after an error.
 _NOT_ORDINARY = re.compile(r"^\s|^[.{}/\]\[]|;\s*$|error|exception|traceback|warn|fatal|fail|abort|killed|terminat"
                            r"|shut|exit|raise|signal|core dump|stack|frame", re.I)
@@ -68,7 +72,8 @@ def crash_match(ev, cname: str, prev: Optional[bool], rules: Iterable[str], acce
     if prev is None:
         return None
     found = [m for r in rules for m in logscan.scan(ev, ev.pod, cname, r) if m.previous == prev
-             and (accept is None or accept(m)) and _in_crash_tail(ev, m)]
+             and (accept is None or accept(m)) and _in_crash_tail(ev, m)
+             and not (m.signature.id in NOTICE and _unrelated_error_after(ev, m))]
     return min(found, key=lambda m: (_ORDER.get(m.signature.id, 0), -m.lineno)) if found else None
 
 
@@ -77,10 +82,22 @@ def matches(ev, cname: str, prev: Optional[bool], rule_id: str) -> list:
     return [m for m in logscan.scan(ev, ev.pod, cname, rule_id) if m.previous == prev] if prev is not None else []
 
 
+def _unrelated_error_after(ev, m) -> bool:
+    """An error line after a notice that is about something else (the program carried on and failed later)."""
+    return any(x.previous == m.previous and x.lineno > m.lineno and not _GPU_WORDS.search(x.line)
+               for x in logscan.scan(ev, ev.pod, m.container, "app-error"))
+
+
 def _in_crash_tail(ev, m) -> bool:
     rest = logscan.clean(ev.log(ev.pod, m.container, m.previous) or "").split("\n")[m.lineno:]
-    rest = [_PREFIX.sub("", line, count=1) for line in rest]
-    return sum(1 for line in rest if line.strip() and not _NOT_ORDINARY.search(line)) <= CRASH_TAIL_LINES
+    return sum(1 for line in rest if _ordinary(_PREFIX.sub("", line, count=1))) <= CRASH_TAIL_LINES
+
+
+def _ordinary(line: str) -> bool:
+    """Normal output of a running program; structured (JSON) lines by their level."""
+    if line.startswith("{"):
+        return bool(_JSON_INFO.search(line))
+    return bool(line.strip()) and not _NOT_ORDINARY.search(line)
 
 
 def status_of(c, cs, term) -> Line:
