@@ -50,6 +50,11 @@ def find(ev, rule_id: str, reasons=()) -> Optional[Found]:
     return None
 
 
+def events_unknown(ev) -> Optional[Unknown]:
+    """Nothing found while the pod is stuck: unknown if the events could not be read (a gap is not 'no events')."""
+    return Unknown.from_gap(ev.gap("events")) if ev.gap("events") else None
+
+
 def excerpt_line(container: str, fld: str, rec: dict, m: re.Match) -> Line:
     """A status line whose message keeps the part that matched (runtime errors put the cause at the end)."""
     msg = (rec.get("message") or "").strip()

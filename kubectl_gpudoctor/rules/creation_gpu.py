@@ -8,7 +8,7 @@ from ..data import cuda_driver as cuda
 from ..data import event_signatures as sigs
 from ..k8s import allocatable, capacity, controller_of, labels, meta, name, spec, status
 from .common import creating, event_line, pod_events, scheduled
-from .creation import ADMISSION, CREATE, SANDBOX, START, find, node_runtime
+from .creation import ADMISSION, CREATE, SANDBOX, START, events_unknown, find, node_runtime
 from .registry import Hit, Line, rule
 
 # How to give a runtime the handler, per runtime (nodeInfo.containerRuntimeVersion's scheme).
@@ -40,9 +40,11 @@ _HANDLER_FIX = {
 def runtime_handler_not_configured(ev):
     """Sandbox events say the node's runtime lacks the handler (`no runtime for "nvidia" is configured`, CRI-O
     `failed to find runtime handler`, cri-dockerd `RuntimeHandler "nvidia" not supported`) or its binary."""
-    found = find(ev, "runtime-handler-not-configured", sigs.SANDBOX_REASONS) if creating(ev) else None
-    if not found:
+    if not creating(ev):
         return None
+    found = find(ev, "runtime-handler-not-configured", sigs.SANDBOX_REASONS)
+    if not found:
+        return events_unknown(ev)
     rc = spec(ev.pod).get("runtimeClassName")
     handler = found.group("handler") or (ev.get("RuntimeClass", rc) or {}).get("handler") or rc
     binary = found.group("binary", "binary2")
@@ -73,9 +75,11 @@ def runtime_handler_not_configured(ev):
 def cdi_device_unresolvable(ev):
     """The runtime reports `unresolvable CDI devices …` or `CDI device injection failed` for a container that
     cannot be created or started."""
-    found = find(ev, "cdi-device-unresolvable", sigs.CONTAINER_REASONS) if creating(ev) else None
-    if not found:
+    if not creating(ev):
         return None
+    found = find(ev, "cdi-device-unresolvable", sigs.CONTAINER_REASONS)
+    if not found:
+        return events_unknown(ev)
     devices, detail = found.group("devices"), found.group("detail")
     what = f"CDI device(s) {devices}" if devices else f"its CDI devices ({detail.strip()})"
     who = f"container {found.container}" if found.container else "the pod's containers"
@@ -92,9 +96,11 @@ def cdi_device_unresolvable(ev):
 def nvidia_container_cli_error(ev):
     """nvidia-container-cli (the legacy prestart hook) failed: `initialization error` (driver not loaded,
     libnvidia-ml.so.1 missing), `ldcache error`, `mount error`, `device error`; a CUDA requirement is not this."""
-    found = find(ev, "nvidia-container-cli-error", sigs.CONTAINER_REASONS) if creating(ev) else None
-    if not found:
+    if not creating(ev):
         return None
+    found = find(ev, "nvidia-container-cli-error", sigs.CONTAINER_REASONS)
+    if not found:
+        return events_unknown(ev)
     who = f"container {found.container}" if found.container else "a container"
     return Hit(f"The NVIDIA container hook could not set up {who} on node {spec(ev.pod).get('nodeName')}: "
                f"nvidia-container-cli {found.group('detail').strip()} — {found.sig.meaning}.", found.lines,
@@ -121,9 +127,11 @@ def _stack_logs(ev) -> str:
 def cuda_requirement_unsatisfied(ev):
     """nvidia-container-cli refused to start a container: `requirement error: unsatisfied condition: cuda>=X`
     (the image's NVIDIA_REQUIRE_CUDA is newer than what the node's driver supports)."""
-    found = find(ev, "cuda-requirement-unsatisfied", sigs.CONTAINER_REASONS) if creating(ev) else None
-    if not found:
+    if not creating(ev):
         return None
+    found = find(ev, "cuda-requirement-unsatisfied", sigs.CONTAINER_REASONS)
+    if not found:
+        return events_unknown(ev)
     cond = found.group("condition").strip()
     m = re.search(r"cuda\s*>=\s*(\d+)\.(\d+)", cond)
     need = (int(m.group(1)), int(m.group(2))) if m else None

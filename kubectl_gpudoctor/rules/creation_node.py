@@ -6,7 +6,7 @@ import re
 from ..data import event_signatures as sigs
 from ..k8s import controller_of, gpu_request, is_terminated, meta, name, spec, status
 from .common import creating, current, event_line, pod_events, scheduled
-from .creation import ADMISSION, VOLUMES, Found
+from .creation import ADMISSION, VOLUMES, Found, events_unknown
 from .registry import Hit, Line, rule
 
 
@@ -97,7 +97,7 @@ def volume_mount_failed(ev):
         return None
     specific, summary = _mount_failures(ev)
     if not (specific or summary):
-        return None
+        return events_unknown(ev)
     best = specific or summary
     vol = _pod_volume(ev, best.group("volume") or (best.group("volumes").split() or [""])[0])
     backing, advice, check = _backing(ev, vol)
