@@ -145,9 +145,7 @@ def cuda_driver_too_old(ev):
                                              f"has (inferred from the image tag; {'the log was not readable' if prev is None else 'the log does not say'})")
         return g.crash_hit(ev, c, cs, term, m, f"Container {c['name']} cannot use CUDA: {what}. {g.driver_facts(ev, img, m)}",
                            snippet=g.affinity_snippet(ev, lbls, img), severity=severity, extra=g.driver_label_line(ev, lbls))
-    if ev.gap("pods/log") and not driver:
-        return Unknown.from_gap(ev.gap("pods/log"))
-    return None
+    return Unknown.from_gap(ev.gap("pods/log")) if ev.gap("pods/log") else None
 
 
 @rule("no-kernel-image-for-gpu", phase="crash", severity="critical", rank=SPECIFIC, applies=has_terminations,
@@ -164,8 +162,9 @@ def no_kernel_image_for_gpu(ev):
             continue
         product, major, minor = (lbls.get(k) for k in ("nvidia.com/gpu.product", "nvidia.com/gpu.compute.major",
                                                        "nvidia.com/gpu.compute.minor"))
+        minor = minor or "0"
         gpu = f"{product or 'the GPU'}" + (f" (compute capability {major}.{minor}, sm_{major}{minor})" if major else "")
-        need = cd.COMPUTE_MIN_CUDA.get((int(major), int(minor or 0))) if str(major or "").isdigit() else None
+        need = cd.COMPUTE_MIN_CUDA.get((int(major), int(minor))) if str(major or "").isdigit() and minor.isdigit() else None
         img = cd.image_cuda(c.get("image", ""))
         facts = f" Native code for it needs CUDA >= {cd.cuda_str(need)}" if need else ""
         facts += f"; the image is built for CUDA {cd.cuda_str(img[0])}" if need and img else ""
@@ -193,7 +192,7 @@ def nccl_failure(ev):
             continue
         lines = g.matches(ev, c["name"], prev, "nccl-failure")[:20]
         text = "\n".join(x.line for x in lines + g.matches(ev, c["name"], prev, "shm-too-small")[:5])
-        hint = next((h for rx, h in NCCL_HINTS if re.search(rx, m.line) or re.search(rx, text)), "see the NCCL lines")
+        hint = next((h for rx, h in NCCL_HINTS if re.search(rx, m.line) or re.search(rx, text)), "the NCCL lines do not say which transport failed")
         warn = [x.as_line(name(pod)) for x in lines if x.signature.id == "nccl-warn" and x.line != m.line][:1]
         policies = [name(p) for p in ev.all("NetworkPolicy") if namespace(p) == namespace(pod)]
         extra = f" NetworkPolicies in namespace {namespace(pod)}: {', '.join(policies)}." if policies and "network" in hint else ""
@@ -281,6 +280,6 @@ def shm_too_small(ev):
             where += ("; that is the usual cause of a bus error in GPU jobs (the other: a memory-mapped file "
                       "truncated while in use, e.g. weights on network storage)")
         return g.crash_hit(ev, c, cs, term, m, f"Container {c['name']} ran out of shared memory: {g.quote(m, c, term)}. "
-                           f"{where}.", values={"size": g.shm_size(c)},
+                           f"{where}.", values={"size": g.shm_size(c, limit)},
                            summary=f"Container {c['name']} ran out of shared memory (/dev/shm)")
     return None

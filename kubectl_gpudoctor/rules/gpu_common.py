@@ -245,12 +245,15 @@ def shm_volume(pod, c) -> Optional[dict]:
     return None
 
 
-def shm_size(c) -> str:
-    """Half the container's memory limit (tmpfs pages count against it), between 1Gi and 16Gi; 8Gi without one."""
+def shm_size(c, current=None) -> str:
+    """Half the container's memory limit (tmpfs pages count against it), between 1Gi and 16Gi, 8Gi without a
+    limit; at least twice a sizeLimit that proved too small."""
     limit = parse_quantity(((c.get("resources") or {}).get("limits") or {}).get("memory"))
-    if not limit:
-        return "8Gi"
-    return f"{max(1, min(16, int(limit) // 2 // 2 ** 30))}Gi"
+    gib = max(1, min(16, int(limit) // 2 // 2 ** 30)) if limit else 8
+    now = parse_quantity(current)
+    if now and gib * 2 ** 30 <= now:
+        gib = -(-int(now) * 2 // 2 ** 30)
+    return f"{gib}Gi"
 
 
 def driver_ok(ev, c) -> bool:
