@@ -57,7 +57,7 @@ def gpu_not_requested(ev):
             continue
         m = g.crash_match(ev, c["name"], prev, NO_GPU_RULES + ("cuda-driver-too-old",),
                           accept=lambda x: x.signature.rule in NO_GPU_RULES or x.signature.id == AMBIGUOUS)
-        if not m and not g.smi_127(c, term):
+        if not m and not (prev is None and g.smi_127(c, term)):
             continue
         others = [x["name"] for x in containers(pod) if container_gpus(x)]
         note = f" (container {', '.join(others)} of this pod has the GPU; GPUs are per container)" if others else ""
@@ -111,7 +111,7 @@ def driver_libraries_missing(ev):
         m = g.crash_match(ev, c["name"], prev, ("driver-libraries-missing", "cuda-driver-too-old"),
                           accept=lambda x: x.signature.rule != "cuda-driver-too-old" or (x.signature.id == AMBIGUOUS
                                                                                          and g.driver_ok(ev, c)))
-        if not m and not g.smi_127(c, term):
+        if not m and not (prev is None and g.smi_127(c, term)):
             continue
         cause, fix, snippet, lines = g.visibility_cause(ev, pod, c, libs=True)
         smi = not m or m.signature.id == "nvidia-smi-not-found"

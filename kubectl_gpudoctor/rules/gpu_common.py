@@ -11,8 +11,8 @@ from ..data.log_signatures import SIGNATURES
 from ..data.signatures_gpu import NOTICE
 from ..k8s import container_gpus, containers, labels, name, namespace, spec
 from ..quantity import parse_quantity
-from .common import status_line
 from ..timeutil import seconds_between
+from .common import status_line
 from .registry import Hit, Line
 
 NVIDIA_RESOURCE = re.compile(r"^nvidia\.com/(gpu|gpu\.shared|mig-.+)$")
@@ -113,7 +113,7 @@ def gpu_text(gpus: dict) -> str:
 
 
 def smi_127(c, term) -> bool:
-    """nvidia-smi in the command and exit 127: the shell did not find it (no log needed)."""
+    """nvidia-smi in the command and exit 127: with no log to say otherwise, the shell did not find nvidia-smi."""
     cmd = " ".join((c.get("command") or []) + (c.get("args") or []))
     return "nvidia-smi" in cmd and term.get("exitCode") == 127 and term.get("reason") != "OOMKilled"
 
