@@ -15,19 +15,16 @@ TAIL_LINES = 5
 
 
 def _init_failures(pod) -> List[Tuple[dict, dict, dict, str]]:
-    """(init container, status, failing termination record, field) for init containers that ran and failed.
-
-    A start failure (StartError, the process never ran) is a creation problem; a sidecar init container
-    (restartPolicy Always) counts only while the pod is not yet initialized."""
-    initialized = (condition(pod, "Initialized") or {}).get("status") == "True"
+    """(init container, status, failing termination record, field) for init containers whose latest run failed,
+    while the pod is not initialized. A start failure (StartError, the process never ran) is a creation problem."""
+    if (condition(pod, "Initialized") or {}).get("status") == "True":
+        return []   # every init container succeeded; a sidecar's later crash is the crash rules' business
     out = []
     for c, cs, init in podstate.all_container_states(pod):
-        if not init or (c.get("restartPolicy") == "Always" and initialized):
-            continue
-        for fld, rec in (("state", podstate.terminated(cs)), ("lastState", podstate.last_terminated(cs))):
-            if rec and _failed(rec) and rec.get("reason") not in podstate.START_FAILURES:
-                out.append((c, cs, rec, fld))
-                break
+        term = podstate.terminated(cs)
+        fld, rec = ("state", term) if term else ("lastState", podstate.last_terminated(cs))
+        if init and rec and _failed(rec) and rec.get("reason") not in podstate.START_FAILURES:
+            out.append((c, cs, rec, fld))
     return out
 
 
