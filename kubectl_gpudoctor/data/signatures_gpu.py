@@ -51,6 +51,15 @@ GPU = (
     Signature("nvidia-smi-no-driver", "gpu-not-visible",
               r"NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver",
               "nvidia-smi cannot reach the driver (no device nodes in the container, or the driver is not loaded)"),
+    # The container lost its device-cgroup access after it started (systemd reloaded the unit's device rules):
+    # NVIDIA/nvidia-docker#1730 (notice), NVIDIA/nvidia-container-toolkit#48, #251.
+    Signature("nvml-unknown-error", "gpu-not-visible", r"Failed to initialize NVML: Unknown Error",
+              "NVML cannot open the GPU device nodes although they were injected"),
+    # PyTorch UserWarning "CUDA initialization: CUDA unknown error - this may be due to an incorrectly set up
+    # environment, e.g. changing env variable CUDA_VISIBLE_DEVICES after program start. Setting the available
+    # devices to be zero." (error 999: no /dev/nvidia-uvm, a GPU in a bad state after an Xid, lost device access).
+    Signature("cuda-unknown-error", "gpu-not-visible", r"CUDA initialization: CUDA unknown error|CUDA driver initialization failed",
+              "CUDA failed to initialise the GPU and reports zero devices"),
     # vLLM: "No platform detected, vLLM is running on UnspecifiedPlatform" then this (vllm-project/vllm#12847, #8885)
     Signature("vllm-no-platform", "gpu-not-visible", r"RuntimeError: Failed to infer device type",
               "vLLM detected no CUDA platform"),
@@ -69,6 +78,9 @@ GPU = (
               "PyTorch found no NVIDIA driver library"),
     Signature("tf-no-driver", "driver-libraries-missing", r"Could not find cuda drivers on your machine",
               "TensorFlow found no CUDA driver library"),
+    # The driver was upgraded on the node without a reboot: the injected libraries no longer match the kernel module.
+    Signature("nvml-version-mismatch", "driver-libraries-missing", r"Failed to initialize NVML: Driver/library version mismatch",
+              "the driver libraries do not match the NVIDIA kernel module loaded on the node"),
     Signature("nvidia-smi-not-found", "driver-libraries-missing",
               r"nvidia-smi: (?:command )?not found|exec: \"nvidia-smi\": executable file not found"
               r"|nvidia-smi: No such file or directory",
@@ -163,6 +175,24 @@ NCCL_HINTS = (
 # Lines that frameworks print and then carry on (TensorFlow/XLA and llama.cpp fall back to CPU, nvidia-smi in a
 # script before the real command, NCCL/c10d warnings and retries, PyTorch's arch UserWarning): they explain a crash
 # only when no unrelated error follows them in the log.
-NOTICE = frozenset({"tf-no-driver", "cuda-no-device", "nvidia-smi-no-devices", "nvidia-smi-no-driver",
+NOTICE = frozenset({"tf-no-driver", "cuda-no-device", "nvidia-smi-no-devices", "nvidia-smi-no-driver", "cuda-unknown-error",
                     "device-count-zero", "libcuda-missing", "xla-tf-oom", "torch-arch-unsupported",
                     "c10d-bootstrap", "nccl-warn"})
+
+# Causes that the log line itself establishes, ahead of the ranked pod/node checks: (cause, fix, snippet).
+SIGNATURE_CAUSES = {
+    "nvml-unknown-error": (
+        "the container lost access to its GPU device nodes after it started: systemd reloaded the cgroup device "
+        "rules (e.g. systemctl daemon-reload) and runc found no /dev/char symlinks for the NVIDIA devices",
+        "Delete the pod so its container is recreated with device access; on node $node create the /dev/char "
+        "symlinks (nvidia-ctk system create-dev-char-symlinks --create-all; the GPU operator's toolkit does this "
+        "from v1.12) so a daemon-reload no longer detaches running GPU containers.",
+        "kubectl delete pod $pod -n $namespace\n"
+        "kubectl debug node/$node -it --image=busybox -- chroot /host nvidia-ctk system create-dev-char-symlinks --create-all"),
+    "nvml-version-mismatch": (
+        "the NVIDIA driver on node $node was upgraded without a reboot: the injected libraries no longer match the "
+        "loaded kernel module",
+        "Drain node $node and reboot it (or reload the nvidia kernel modules; with the GPU operator, restart its "
+        "driver DaemonSet pod) so the kernel module matches the driver libraries.",
+        "kubectl drain $node --ignore-daemonsets --delete-emptydir-data\n# reboot the node, then:\nkubectl uncordon $node"),
+}

@@ -14,6 +14,8 @@ from .registry import DEFAULT, SPECIFIC, Line, Unknown, rule
 # A GPU-specific reading of a generic symptom (exit 127 of nvidia-smi) beats the generic rule of equal rank.
 MORE_SPECIFIC = SPECIFIC + 5
 NO_GPU_RULES = ("gpu-not-visible", "driver-libraries-missing")
+# A driver/library version mismatch proves a driver is there: not a missing request or another vendor's node.
+DRIVER_PRESENT = ("nvml-version-mismatch",)
 # cudart reports cudaErrorInsufficientDriver both for an old driver and for no libcuda at all.
 AMBIGUOUS = "cuda-insufficient-driver"
 SHARING_LABELS = ("nvidia.com/gpu.replicas", "nvidia.com/gpu.sharing-strategy", "nvidia.com/mps.capable")
@@ -56,7 +58,8 @@ def gpu_not_requested(ev):
         if container_gpus(c):
             continue
         m = g.crash_match(ev, c["name"], prev, NO_GPU_RULES + ("cuda-driver-too-old",),
-                          accept=lambda x: x.signature.rule in NO_GPU_RULES or x.signature.id == AMBIGUOUS)
+                          accept=lambda x: (x.signature.rule in NO_GPU_RULES or x.signature.id == AMBIGUOUS)
+                          and x.signature.id not in DRIVER_PRESENT)
         if not m and not (prev is None and g.smi_127(c, term)):
             continue
         others = [x["name"] for x in containers(pod) if container_gpus(x)]
@@ -83,7 +86,7 @@ def gpu_not_visible(ev):
         m = g.crash_match(ev, c["name"], prev, ("gpu-not-visible",)) if gpus else None
         if not m:
             continue
-        cause, fix, snippet, lines = g.visibility_cause(ev, pod, c)
+        cause, fix, snippet, lines = g.visibility_cause(ev, pod, c, m=m)
         return g.crash_hit(ev, c, cs, term, m,
                            f"Container {c['name']} requests {g.gpu_text(gpus)} but its log shows no GPU: "
                            f"{g.quote(m, c, term)}. Cause: {cause}.", fix=fix, snippet=snippet, extra=lines,
@@ -113,7 +116,7 @@ def driver_libraries_missing(ev):
                                                                                          and g.driver_ok(ev, c)))
         if not m and not (prev is None and g.smi_127(c, term)):
             continue
-        cause, fix, snippet, lines = g.visibility_cause(ev, pod, c, libs=True)
+        cause, fix, snippet, lines = g.visibility_cause(ev, pod, c, libs=True, m=m)
         smi = not m or m.signature.id == "nvidia-smi-not-found"
         return g.crash_hit(ev, c, cs, term, m,
                            f"Container {c['name']} requests {g.gpu_text(gpus)} but the NVIDIA driver files were not "
@@ -215,7 +218,8 @@ def gpu_vendor_mismatch(ev):
     pod = ev.pod
     for c, cs, term, prev in g.crashed(ev):
         m = g.crash_match(ev, c["name"], prev, NO_GPU_RULES + ("cuda-driver-too-old",),
-                          accept=lambda x: x.signature.rule in NO_GPU_RULES or x.signature.id == AMBIGUOUS)
+                          accept=lambda x: (x.signature.rule in NO_GPU_RULES or x.signature.id == AMBIGUOUS)
+                          and x.signature.id not in DRIVER_PRESENT)
         if not m:
             continue
         node = ev.node

@@ -8,7 +8,7 @@ from typing import Iterable, Optional
 from .. import gpustack, logscan, podstate
 from ..data import cuda_driver as cd
 from ..data.log_signatures import SIGNATURES
-from ..data.signatures_gpu import NOTICE
+from ..data.signatures_gpu import NOTICE, SIGNATURE_CAUSES
 from ..k8s import container_gpus, containers, labels, name, namespace, spec
 from ..quantity import parse_quantity
 from ..timeutil import seconds_between
@@ -165,9 +165,12 @@ def plugin_state(ev):
     return "not-ready", f"device plugin pod {name(p)} on node {name(node)} is {podstate.display_status(p)}, not Ready"
 
 
-def visibility_cause(ev, pod, c, libs=False):
+def visibility_cause(ev, pod, c, libs=False, m=None):
     """(cause, fix, snippet, evidence lines): the most likely reason a GPU container sees no GPU/driver, ranked;
-    the cause starts with 'unknown' when none of the checks found one."""
+    the cause starts with 'unknown' when none of the checks found one. Some log lines name the cause themselves."""
+    if m is not None and m.signature.id in SIGNATURE_CAUSES:
+        cause, fix, snippet = SIGNATURE_CAUSES[m.signature.id]
+        return cause.replace("$node", spec(pod).get("nodeName") or "the node"), fix, snippet, []
     for key, hiding in HIDING_ENV.items():
         val = env_value(c, key)
         if val is not None and val.strip().lower() in hiding:
