@@ -99,7 +99,7 @@ def _short(cause: str) -> str:
 
 
 @rule("driver-libraries-missing", phase="crash", severity="critical", rank=SPECIFIC, applies=has_terminations,
-      title="NVIDIA driver libraries not injected into the container",
+      title="NVIDIA driver libraries missing or mismatched in the container",
       remediation="The NVIDIA container runtime did not inject libcuda/NVML/nvidia-smi: run the pod with the NVIDIA "
                   "runtime (runtimeClassName, or nvidia as containerd's default runtime) and check the container "
                   "toolkit and device plugin on node $node.",
@@ -119,8 +119,9 @@ def driver_libraries_missing(ev):
         cause, fix, snippet, lines = g.visibility_cause(ev, pod, c, libs=True, m=m)
         smi = not m or m.signature.id == "nvidia-smi-not-found"
         return g.crash_hit(ev, c, cs, term, m,
-                           f"Container {c['name']} requests {g.gpu_text(gpus)} but the NVIDIA driver files were not "
-                           f"injected: {g.quote(m, c, term)}. Cause: {cause}.",
+                           f"Container {c['name']} requests {g.gpu_text(gpus)} but "
+                           + ("its NVIDIA driver libraries do not match the node's driver" if m and m.signature.id in DRIVER_PRESENT
+                              else "the NVIDIA driver files were not injected") + f": {g.quote(m, c, term)}. Cause: {cause}.",
                            fix=fix, snippet=snippet, extra=lines, rank=MORE_SPECIFIC if smi else None)
     return Unknown.from_gap(ev.gap("pods/log")) if ev.gap("pods/log") else None
 
