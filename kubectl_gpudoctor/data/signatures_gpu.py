@@ -158,6 +158,9 @@ GPU = (
 NCCL_HINTS = (
     (r"/dev/shm|shared memory|posix_fallocate",
      "shared memory: NCCL's intra-node transport needs a large /dev/shm (see shm-too-small)"),
+    (r"no socket interface found|NCCL_SOCKET_IFNAME",
+     "no usable network interface: NCCL_SOCKET_IFNAME (or NCCL's interface autodetection) names an interface the "
+     "pod does not have; pods usually have only eth0 (plus Multus interfaces)"),
     (r"\bNET/IB\b|\bibv_\w+|\bmlx5|\bIB\b|RoCE|\bGID\b|rdma",
      "InfiniBand/RDMA: the IB devices or rdma resources are not available to the pod, or the fabric is down"),
     (r"Connection refused|connect\w*\b.*(?:failed|timed out|timeout)|No route to host|Bootstrap|bootstrap"

@@ -199,7 +199,7 @@ def nccl_failure(ev):
         hint = next((h for rx, h in NCCL_HINTS if re.search(rx, m.line) or re.search(rx, text)), "the NCCL lines do not say which transport failed")
         warn = [x.as_line(name(pod)) for x in lines if x.signature.id == "nccl-warn" and x.line != m.line][:1]
         policies = [name(p) for p in ev.all("NetworkPolicy") if namespace(p) == namespace(pod)]
-        extra = f" NetworkPolicies in namespace {namespace(pod)}: {', '.join(policies)}." if policies and "network" in hint else ""
+        extra = f" NetworkPolicies in namespace {namespace(pod)}: {', '.join(policies)}." if policies and hint.startswith("network reachability") else ""
         shm = g.crash_match(ev, c["name"], prev, ("shm-too-small",))
         return g.crash_hit(ev, c, cs, term, m, f"Container {c['name']} failed in NCCL/torch.distributed: {g.quote(m, c, term)}. "
                            f"Most likely: {hint}.{extra}", rank=DEFAULT if shm else None, extra=warn,
