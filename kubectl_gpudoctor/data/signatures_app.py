@@ -9,6 +9,13 @@ from .log_signatures import Signature
 
 _Q = r"['\"`]"   # the quotes Python, Go and shells put around paths and names
 
+# The runtime's own wording when the container's command does not exist (StartError, RunContainerError,
+# CreateContainerError, ContainerCannotRun): runc `exec: "torchrun": executable file not found in $PATH` or
+# `exec: "./start.sh": stat ./start.sh: no such file or directory` (opencontainers/runc#4713, jboss-dockerfiles/jbpm#64),
+# crun "executable file `torchrun` not found in $PATH".
+RUNTIME_NOT_FOUND = (r"exec: \"(?P<cmd>[^\"]+)\": (?:executable file not found in \$PATH|stat [^:]+: no such file or directory"
+                     r"|no such file or directory)|executable file `(?P<cmd2>[^`]+)` not found in \$PATH")
+
 APP = (
     # --- the command cannot be started -----------------------------------------------------------
     # dash: `/bin/sh: 1: python: not found`; bash: `/bin/bash: line 1: torchrun: command not found`;

@@ -3,6 +3,7 @@ makes it read-only or not executable, the node's and the image's CPU architectur
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 from typing import List, Optional, Tuple
@@ -10,9 +11,10 @@ from typing import List, Optional, Tuple
 import yaml
 
 from ..crashrun import match_run
-from ..data.signatures_app import ARCH_ALIASES, ARCH_HINT
+from ..data.signatures_app import ARCH_ALIASES, ARCH_HINT, CACHE_ENV, CACHE_ENV_FALLBACK
 from ..evidence import Line
 from ..k8s import labels, name, spec, status
+from ..quantity import parse_quantity
 
 # Paths that are not model or config files: devices, system and driver libraries, scripts, sockets.
 _NOT_MODEL = re.compile(r"^/(?:dev|proc|sys|etc|run|var/run|bin|sbin|lib|lib64|usr/(?:bin|sbin|lib|lib64|local/(?:bin|cuda|nvidia)))(?:/|$)"
@@ -31,7 +33,7 @@ def node_name(ev) -> str:
     return name(ev.node) or spec(ev.pod).get("nodeName") or "the node"
 
 
-def node_arch(ev) -> Optional[str]:
+def node_arch_of(ev) -> Optional[str]:
     node = ev.node
     if not node:
         return None
@@ -40,9 +42,51 @@ def node_arch(ev) -> Optional[str]:
             or (status(node).get("nodeInfo") or {}).get("architecture"))
 
 
-def image_arch(image: str) -> Optional[str]:
+def image_arch_of(image: str) -> Optional[str]:
     m = re.search(ARCH_HINT, image.split("@")[0])
     return ARCH_ALIASES.get(m.group("arch").lower(), m.group("arch").lower()) if m else None
+
+
+def owner_words(pod, owner) -> str:
+    """"its Deployment x (ReplicaSet x-hash)" for the controller that restarts a pod's containers."""
+    if not owner:
+        return "restartPolicy Always"
+    hash_ = labels(pod).get("pod-template-hash")
+    if owner.get("kind") == "ReplicaSet" and hash_ and owner.get("name", "").endswith("-" + hash_):
+        return f"its Deployment {owner['name'][: -len(hash_) - 1]} (ReplicaSet {owner['name']})"
+    return f"its {owner['kind']} {owner.get('name')}"
+
+
+def memory_suggestion(limit) -> str:
+    """1.5 x the current limit (or request), rounded up to a whole Gi; a placeholder when nothing is set."""
+    q = parse_quantity(limit) if limit else None
+    if not q:
+        return "<measured peak + 25%>"
+    return f"{max(1, math.ceil(float(q) * 1.5 / 2 ** 30))}Gi"
+
+
+def foreground_command(c) -> Optional[str]:
+    """A command/args snippet that runs a backgrounded `sh -c "server &"` in the foreground with exec, or None."""
+    argv = (c.get("command") or []) + (c.get("args") or [])
+    script = argv[2].strip() if len(argv) >= 3 and argv[1] == "-c" else ""
+    if not re.search(r"&\s*$|nohup ", script):
+        return None
+    fg = "exec " + re.sub(r"^nohup\s+|\s*&\s*$", "", script)
+    return f"# container {c['name']}\ncommand: {json.dumps([argv[0], '-c'])}\nargs: [{json.dumps(fg)}]"
+
+
+def arch_story(ev, c, exe: str):
+    """(why the binary cannot run here, node arch, the arch to select for the snippet, node Line or None)."""
+    node_arch, image_arch, image = node_arch_of(ev), image_arch_of(c.get("image") or ""), c.get("image")
+    line = Line("node", f"{node_name(ev)} labels", f"kubernetes.io/arch={node_arch}") if node_arch else None
+    if image_arch and node_arch and image_arch != node_arch:
+        why = f"the image {image} is built for {image_arch} and node {node_name(ev)} is {node_arch}"
+    elif node_arch:
+        why = (f"the image {image} has no {node_arch} variant (a single-architecture image)"
+               + ("" if re.search(r"/s?bin/", exe) else ", or its entrypoint is a script without a #! line"))
+    else:
+        why = "the binary is built for another CPU architecture than the node's (the node could not be read)"
+    return why, node_arch, image_arch or {"arm64": "amd64", "amd64": "arm64"}.get(node_arch or "", "amd64"), line
 
 
 # --- volumes ---------------------------------------------------------------------------------------------
@@ -157,6 +201,12 @@ def exec_mode_fix(c, path, mount, vol) -> Tuple[str, str]:
         cmd = [interp, path]
     return "", (f"# container {c['name']}: run the script through its interpreter (or RUN chmod +x {path} in the image)\n"
                 f"command: {json.dumps(cmd)}")
+
+
+def cache_env(path: str, traceback: str):
+    """(variable, subdirectory) that moves the cache a failed write was for: from the path, else the traceback."""
+    return next(((env, sub) for where_ in (path, traceback) for rx, env, sub in CACHE_ENV if re.search(rx, where_)),
+                CACHE_ENV_FALLBACK)
 
 
 def not_writable_story(pod, c, path, mount, vol, eacces: bool):

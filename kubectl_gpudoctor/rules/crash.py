@@ -1,27 +1,26 @@
-"""Crash-phase rules about how a container exited: OOM kills, signals, exit 0 under a controller, command not
-found, an application error nothing else explains, and the back-off clock. No I/O."""
+"""Crash-phase rules on how a container exited: OOM kill, signal, exit 0 under a controller, missing command,
+an unexplained application error, and the back-off clock."""
 from __future__ import annotations
 
-import json
-import math
 import re
 from datetime import timedelta
 
 from .. import podstate
-from ..crashrun import (block_matches, failure_block, failures, find, last_lines, log_ref, native_crash_lines, probe_kills,
-                        recent, run_log, tail_match, where)
+from ..crashrun import (failures, find, last_lines, log_ref, match_run, native_crash_lines, probe_kills, recent, run_log,
+                        tail_match, where)
 from ..data.signals import NATIVE_CRASH, PROBE_FAILED, PROBE_KILL, SIGNAL_MEANING, STOPPING, signal_of
-from ..k8s import container_resources, controller_of, labels, meta, spec
-from ..quantity import format_bytes, parse_quantity
+from ..data.signatures_app import RUNTIME_NOT_FOUND
+from ..k8s import container_resources, controller_of, meta, spec
+from ..quantity import format_bytes
 from ..timeutil import format_time, human_duration, parse_duration, parse_time, seconds_between
+from .app_evidence import foreground_command, memory_suggestion, owner_words
 from .common import event_line, has_restarts, has_terminations, pod_events, status_line
 from .registry import DEFAULT, FALLBACK, GENERIC, SPECIFIC, Hit, Line, rule
 from .startup_evidence import container_events
 
-# A container killed this soon after it started, repeatedly, is hitting a start-up peak
-# (weights loaded into RAM, format conversion), not a slow leak.
+# Killed this soon after start, repeatedly: a start-up peak (weights read into RAM), not a leak.
 STARTUP_WINDOW_S = 300
-# The kubelet's crash-loop back-off: 10 s, doubling, capped at 5 min, reset after 10 min of running.
+# The kubelet's crash-loop back-off: 10s, doubling, capped at 5m, reset after 10m of running.
 BACKOFF_INITIAL_S, BACKOFF_MAX_S = 10, 300
 
 
@@ -61,19 +60,11 @@ def oom_killed(ev):
                                   "(kubectl top pod, container_memory_working_set_bytes) so the scheduler reserves it.")
         up = seconds_between(((cs.get("state") or {}).get("running") or {}).get("startedAt"), ev.now())
         old = not recent(ev, cs) and up is not None and ran is not None and up > 2 * max(ran, STARTUP_WINDOW_S)
-        note = f" It has been running and Ready for {human_duration(up)} since: a past kill to watch." if old else ""
+        note = f" Running and Ready for {human_duration(up)} since: a past kill to watch." if old else ""
         return Hit(f"{summary}. The pattern is {pattern}.{note}", lines, fix=fix, summary=summary,
                    severity="warning" if old else None,
-                   values={"container": c["name"], "suggested": _suggest(limit or request)})
+                   values={"container": c["name"], "suggested": memory_suggestion(limit or request)})
     return None
-
-
-def _suggest(limit) -> str:
-    """1.5 x the current limit (or request), rounded up to a whole Gi; a placeholder when nothing is set."""
-    q = parse_quantity(limit) if limit else None
-    if not q:
-        return "<measured peak + 25%>"
-    return f"{max(1, math.ceil(float(q) * 1.5 / 2 ** 30))}Gi"
 
 
 @rule("killed-by-signal", phase="crash", severity="critical", rank=GENERIC, applies=has_terminations,
@@ -132,34 +123,18 @@ def completed_under_controller(ev):
         lines = [status_line(c["name"], where(cs, term), term)]
         text, previous = run_log(ev, c["name"], cs, term)
         lines += [Line("log", log_ref(ev, c["name"], previous, "end"), l[:300]) for l in last_lines(text, 2)]
-        argv = (c.get("command") or []) + (c.get("args") or [])
-        shell = argv[2] if len(argv) >= 3 and argv[1] == "-c" else ""
-        if re.search(r"&\s*$|nohup ", shell.strip()):
-            fg = "exec " + re.sub(r"^nohup\s+|\s*&\s*$", "", shell.strip())
+        fg = foreground_command(c)
+        if fg:
             return Hit(f"Container {c['name']} exits 0 at once ({human_duration(ran)}) because its shell command puts the "
                        f"server in the background (`&`) and the shell, the container's main process, ends; "
-                       f"{_owner_words(pod, owner)} restarts it ({cs.get('restartCount', 0)} restarts).", lines,
-                       values={"container": c["name"]},
+                       f"{owner_words(pod, owner)} restarts it ({cs.get('restartCount', 0)} restarts).", lines,
+                       values={"container": c["name"]}, snippet=fg,
                        fix="Run the server in the foreground as the container's main process: drop the trailing `&` "
-                           "(and nohup), and start it with `exec` so it receives SIGTERM.",
-                       snippet=f"# container {c['name']}\ncommand: {json.dumps([argv[0], '-c'])}\nargs: [{json.dumps(fg)}]")
+                           "(and nohup), and start it with `exec` so it receives SIGTERM.")
         return Hit(f"Container {c['name']} exited with code 0 (Completed) after {human_duration(ran)} and "
-                   f"{_owner_words(pod, owner)} restarts it: the process finished instead of serving "
+                   f"{owner_words(pod, owner)} restarts it: the process finished instead of serving "
                    f"({cs.get('restartCount', 0)} restarts).", lines, values={"container": c["name"]})
     return None
-
-
-def _owner_words(pod, owner) -> str:
-    if not owner:
-        return "restartPolicy Always"
-    hash_ = labels(pod).get("pod-template-hash")
-    if owner.get("kind") == "ReplicaSet" and hash_ and owner.get("name", "").endswith("-" + hash_):
-        return f"its Deployment {owner['name'][: -len(hash_) - 1]} (ReplicaSet {owner['name']})"
-    return f"its {owner['kind']} {owner.get('name')}"
-
-
-_RUNTIME_NOT_FOUND = re.compile(r"exec: \"(?P<cmd>[^\"]+)\": (?:executable file not found in \$PATH|stat [^:]+: no such file or directory"
-                                r"|no such file or directory)|executable file `(?P<cmd2>[^`]+)` not found in \$PATH")
 
 
 @rule("command-not-found", phase="crash", severity="critical", rank=SPECIFIC,
@@ -168,20 +143,16 @@ _RUNTIME_NOT_FOUND = re.compile(r"exec: \"(?P<cmd>[^\"]+)\": (?:executable file 
                   "(check with `kubectl debug` or `docker run --entrypoint sh <image>`), or use the image that has it.")
 def command_not_found(ev):
     """Exit 127, or the runtime reports `executable file not found in $PATH` for the container's command (StartError)."""
-    pod = ev.pod
-    for c, cs, _ in podstate.all_container_states(pod):
+    for c, cs, _ in podstate.all_container_states(ev.pod):
         term, wait = podstate.latest_termination(cs), podstate.waiting(cs)
-        runtime = _RUNTIME_NOT_FOUND.search(" ".join(x.get("message") or "" for x in (term, wait)))
+        runtime = re.search(RUNTIME_NOT_FOUND, " ".join(x.get("message") or "" for x in (term, wait)))
         shell = term.get("exitCode") == 127 and term.get("reason") != "OOMKilled"
         if not (runtime or shell) or (term and not runtime and not recent(ev, cs)):
             continue
-        text, previous = run_log(ev, c["name"], cs, term) if term else ("", False)
-        found = list(block_matches(failure_block(text), "command-not-found"))
-        log = next((x for x in found if x[3].groupdict().get("cmd")), found[0] if found else None)
-        missing = (runtime.group("cmd") or runtime.group("cmd2")) if runtime else (log[3].groupdict().get("cmd") if log else None)
-        lines = [status_line(c["name"], where(cs, term) if term else "state", term or wait)]
-        if log:
-            lines.append(Line("log", log_ref(ev, c["name"], previous, f"line {log[1]}"), log[2].strip()[:300]))
+        log = term and (match_run(ev, c, cs, term, "command-not-found", accept=lambda m, _: m.groupdict().get("cmd"))
+                        or match_run(ev, c, cs, term, "command-not-found"))
+        missing = (runtime.group("cmd") or runtime.group("cmd2")) if runtime else (log[1].groupdict().get("cmd") if log else None)
+        lines = [status_line(c["name"], where(cs, term) if term else "state", term or wait)] + ([log[0]] if log else [])
         cmd = " ".join((c.get("command") or []) + (c.get("args") or []))[:120] or "(the image's ENTRYPOINT)"
         what = f"`{missing}` does not exist in the image or is not in $PATH" if missing else "exit code 127 (command not found)"
         how = "the runtime could not start it" if runtime else "the shell could not find it"
@@ -223,7 +194,7 @@ def crash_backoff(ev):
     for c, cs in restarted[:1]:
         restarts, wait = int(cs["restartCount"]), podstate.waiting(cs)
         m = _BACKOFF_MSG.search(wait.get("message") or "")
-        # the kubelet restarts after the first crash at once, then waits 10s x 2^(restartCount-1)
+        # first restart at once, then 10s x 2^(restartCount-1)
         delay = parse_duration(m.group(1)) if m else min(BACKOFF_INITIAL_S * 2 ** (restarts - 1), BACKOFF_MAX_S)
         finished = parse_time(podstate.last_terminated(cs).get("finishedAt"))
         if wait.get("reason") == "CrashLoopBackOff":

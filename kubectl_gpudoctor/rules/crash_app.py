@@ -1,24 +1,16 @@
-"""Crash-phase rules for application-level causes: probes killing a slow start, a command that cannot be
-executed, model files missing, a cache that is not writable, rejected credentials, an unreachable dependency."""
+"""Crash-phase rules for application causes: probes killing a slow start, a command that cannot be executed,
+missing model files, an unwritable cache, rejected credentials, an unreachable dependency."""
 from __future__ import annotations
 
 import re
 
 from ..crashrun import failure_block, failures, find, last_lines, log_ref, probe_kills, run_log, status_match, where
 from ..data.signals import PROBE_FAILED, PROBE_WRONG_TARGET
-from ..data.signatures_app import CACHE_ENV, CACHE_ENV_FALLBACK, DISTRIBUTED, LOADING, READY
+from ..data.signatures_app import DISTRIBUTED
 from ..timeutil import human_duration
 from . import access_evidence as xe, app_evidence as ae, startup_evidence as se
 from .common import event_line, has_terminations, status_line
 from .registry import DEFAULT, SPECIFIC, Hit, Line, Unknown, rule
-
-_LOADING = tuple(re.compile(p) for p in LOADING)
-_READY = tuple(re.compile(p) for p in READY)
-
-
-def _any(patterns, text: str) -> bool:
-    return any(rx.search(text) for rx in patterns)
-
 
 @rule("exec-format-error", phase="crash", severity="critical", rank=SPECIFIC, applies=has_terminations,
       title="Container binary built for another CPU architecture (exec format error)",
@@ -36,19 +28,8 @@ def exec_format_error(ev):
             if not hit:
                 continue
             line, m = hit
-        exe = m.groupdict().get("cmd") or ""
-        node_arch, image_arch = ae.node_arch(ev), ae.image_arch(c.get("image") or "")
-        lines = [status_line(c["name"], where(cs, term), term), line] if found is None else [line]
-        if node_arch:
-            lines.append(Line("node", f"{ae.node_name(ev)} labels", f"kubernetes.io/arch={node_arch}"))
-        if image_arch and node_arch and image_arch != node_arch:
-            why = f"the image {c.get('image')} is built for {image_arch} and node {ae.node_name(ev)} is {node_arch}"
-        elif node_arch:
-            why = (f"the image {c.get('image')} has no {node_arch} variant (a single-architecture image)"
-                   + ("" if re.search(r"/s?bin/", exe) else ", or its entrypoint is a script without a #! line"))
-        else:
-            why = "the binary is built for another CPU architecture than the node's (the node could not be read)"
-        guess = image_arch or {"arm64": "amd64", "amd64": "arm64"}.get(node_arch or "", "amd64")
+        why, node_arch, guess, node_line = ae.arch_story(ev, c, m.groupdict().get("cmd") or "")
+        lines = ([line] if found else [status_line(c["name"], where(cs, term), term), line]) + [x for x in (node_line,) if x]
         return Hit(f"Container {c['name']} cannot start its command: exec format error — {why}.", lines,
                    values={"container": c["name"], "nodearch": node_arch or "the node's architecture", "imagearch": guess})
     return None
@@ -132,8 +113,7 @@ def model_cache_read_only(ev):
     why, spec_line = ae.not_writable_story(ev.pod, c, path, mount, vol, "Errno 13" in line.text)
     text, _ = run_log(ev, c["name"], cs, term)
     block = "\n".join(l for _, l in failure_block(text))
-    envvar, sub = next(((env, sub) for where_ in (path, block) for rx, env, sub in CACHE_ENV if re.search(rx, where_)),
-                       CACHE_ENV_FALLBACK)
+    envvar, sub = ae.cache_env(path, block)
     lines = [status_line(c["name"], where(cs, term), term), line] + ([spec_line] if spec_line else [])
     return Hit(f"Container {c['name']} exited {term.get('exitCode')} writing {path}: {why}.", lines,
                values={"container": c["name"], "envvar": envvar, "cachedir": "/cache" + (f"/{sub}" if sub else "")})
@@ -205,11 +185,11 @@ def probe_kills_slow_start(ev):
                 return Unknown.from_gap(ev.gap("pods/log"))
             continue
         tail = last_lines(text, 6)
-        loading = any(_any(_LOADING, l) for l in tail)
+        loading = any(se.loading(l) for l in tail)
         probe_msg = (se.container_events(ev, c["name"], "Unhealthy", PROBE_FAILED)[-1:] or [{}])[0]
-        if _any(_READY, text) or re.search(PROBE_WRONG_TARGET, probe_msg.get("message") or "") \
+        if se.served(text) or re.search(PROBE_WRONG_TARGET, probe_msg.get("message") or "") \
                 or (failure_block(text) and not loading):
-            continue  # it was serving, the probe hits a wrong path, or it failed on its own: not a slow start
+            continue  # served, wrong probe path, or it failed by itself: not a slow start
         budget, words, probe = se.probe_budget(c)
         observed, how, exact = se.observed_start(ev, c, cs, term, text)
         if observed is None or (exact and budget >= observed) or probe is None:

@@ -10,13 +10,24 @@ from typing import Optional
 import yaml
 
 from .. import logscan
-from ..data.signatures_app import LOG_TIME, PROGRESS, READY
+from ..data.signatures_app import LOADING, LOG_TIME, PROGRESS, READY
 from ..evidence import event_count
 from ..timeutil import human_duration, parse_time, seconds_between
 from .app_evidence import _indent
 
 _READY = tuple(re.compile(p) for p in READY)
+_LOADING = tuple(re.compile(p) for p in LOADING)
 _TIMES = tuple(re.compile(p) for p in LOG_TIME)
+
+
+def served(text: str) -> bool:
+    """The log shows the server reached serving (a ready line or a served request)."""
+    return any(rx.search(text) for rx in _READY)
+
+
+def loading(line: str) -> bool:
+    """The line is start-up progress: loading weights, downloading, compiling, capturing CUDA graphs."""
+    return any(rx.search(line) for rx in _LOADING)
 
 
 def _budget(p) -> int:
