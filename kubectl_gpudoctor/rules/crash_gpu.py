@@ -254,8 +254,9 @@ def gpu_busy_exclusive_mode(ev):
         sharing = ", ".join(f"{k}={lbls[k]}" for k in SHARING_LABELS if k in lbls)
         facts = f" GPU sharing on the node: {sharing}." if sharing else ""
         if ev.node and knows_free(ev, ev.node):
-            others = [h for h in holders(ev, ev.node, "nvidia.com/gpu") if not h.startswith(f"{namespace(pod)}/{name(pod)} ")]
-            facts += f" Other pods holding nvidia.com/gpu on node {name(ev.node)}: {', '.join(others) or 'none'}."
+            res = sorted(g.nvidia_gpus(c)) or ["nvidia.com/gpu"]   # time-slicing may rename it nvidia.com/gpu.shared
+            others = [h for r in res for h in holders(ev, ev.node, r) if not h.startswith(f"{namespace(pod)}/{name(pod)} ")]
+            facts += f" Other pods holding {'/'.join(res)} on node {name(ev.node)}: {', '.join(others) or 'none'}."
         else:
             facts += " The other pods on the node were not readable."
         return g.crash_hit(ev, c, cs, term, m, f"Container {c['name']} could not open the GPU: {g.quote(m, c, term)}.{facts}")
