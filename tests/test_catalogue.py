@@ -21,7 +21,9 @@ def test_ids_are_unique_kebab_case():
 def test_rule_metadata(rid):
     r = RULES[rid]
     assert r.phase in PHASES
-    assert r.title and r.title[0].isupper() and not r.title.endswith(".")
+    first = r.title.split()[0]
+    camel_field = first[0].islower() and any(c.isupper() for c in first)   # e.g. "nodeSelector …"
+    assert r.title and (r.title[0].isupper() or camel_field) and not r.title.endswith(".")
     if r.severity != "info":
         assert r.remediation.rstrip().endswith("."), f"{rid}: remediation must end with '.'"
     assert r.summary, f"{rid}: the rule function needs a docstring saying when it fires"
