@@ -159,6 +159,21 @@ def driver_major_label(labels: Dict[str, str]) -> str:
     return DRIVER_LABELS[0][0]
 
 
+def version_label_text(labels: Dict[str, str]) -> str:
+    """The node's driver and CUDA version labels, the new label names when the node has them."""
+    full = [k for k in (DRIVER_FULL_LABEL, "nvidia.com/cuda.runtime-version.full") if k in labels]
+    keys = full or [k for group in (DRIVER_LABELS[1], RUNTIME_LABELS[1]) for k in group if k in labels]
+    return ", ".join(f"{k}={labels[k]}" for k in keys)
+
+
+def runs_on(image: str, labels: Dict[str, str]) -> bool:
+    """The node's labelled driver runs the image's CUDA (at least in minor-version compatibility); False if unknown."""
+    img, driver, top = image_cuda(image), node_driver(labels), node_cuda(labels)
+    if img and driver:
+        return compare(img[0], driver) != "too-old"
+    return bool(img and top and top[0] >= img[0][0])
+
+
 # --- images -----------------------------------------------------------------------------------------
 
 _CUDA_IN_TAG = re.compile(r"(?:^|[-_.])cuda[-_]?(1[0-3])(?:\.(\d))?(?=$|[-_.a-z])", re.I)

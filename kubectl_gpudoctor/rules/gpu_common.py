@@ -260,13 +260,8 @@ def shm_size(c, current=None) -> str:
 
 
 def driver_ok(ev, c) -> bool:
-    """The node's labelled driver runs the CUDA the container's image is built for; then a cudart 'driver
-    insufficient' error means libcuda was not injected at all (cudart says the same for a missing driver)."""
-    img, lbls = cd.image_cuda(c.get("image", "")), node_labels(ev)
-    driver, top = cd.node_driver(lbls), cd.node_cuda(lbls)
-    if img and driver:
-        return cd.compare(img[0], driver) != "too-old"
-    return bool(img and top and top[0] >= img[0][0])
+    """The node's labelled driver runs the image's CUDA: then cudart's 'driver insufficient' means no libcuda at all."""
+    return cd.runs_on(c.get("image", ""), node_labels(ev))
 
 
 def ngc_fatal(ev, m) -> bool:
@@ -305,10 +300,7 @@ def driver_facts(ev, img, m) -> str:
 
 
 def driver_label_line(ev, node_lbls) -> list:
-    """The node's driver and CUDA version labels, newest label names when the node has them."""
-    full = [k for k in (cd.DRIVER_FULL_LABEL, "nvidia.com/cuda.runtime-version.full") if k in node_lbls]
-    keys = full or [k for group in (cd.DRIVER_LABELS[1], cd.RUNTIME_LABELS[1]) for k in group if k in node_lbls]
-    text = ", ".join(f"{k}={node_lbls[k]}" for k in keys)
+    text = cd.version_label_text(node_lbls)
     return [Line("node", f"nodes/{spec(ev.pod).get('nodeName')} labels", text)] if text else []
 
 
