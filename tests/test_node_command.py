@@ -76,7 +76,7 @@ def test_verdict_and_exit_code(case, code, status, cause):
 def test_text_report_has_the_tables():
     code, out, _ = invoke("node", "--from", HEALTHY, "--color", "never")
     assert code == 0 and out.startswith("HEALTHY  Node gpu-h100-01  (Ready)")
-    for heading in ("Resources:", "GPU:", "Gpu pods:", "Operator pods:", "Taints:", "Conditions:"):
+    for heading in ("Resources:", "GPU:", "GPU pods:", "Operator pods:", "Taints:", "Conditions:"):
         assert heading in out, heading
     rows = out.split("Resources:\n")[1].split("\n\n")[0].splitlines()
     assert rows[0].split() == ["RESOURCE", "CAPACITY", "ALLOCATABLE", "REQUESTED", "FREE"]
