@@ -10,7 +10,7 @@ from typing import Iterator, List, Optional, Tuple
 from . import logscan, podstate
 from .data.log_signatures import SIGNATURES
 from .data.signals import NATIVE_CRASH_LINE, PROBE_KILL
-from .data.signatures_app import ERRORISH, NOT_FATAL, SUCCESS, TRACEBACK
+from .data.log_regions import ERRORISH, NOT_FATAL, SUCCESS, TRACEBACK
 from .evidence import Evidence, Line
 from .timeutil import parse_time, seconds_between
 

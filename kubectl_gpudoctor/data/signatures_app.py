@@ -1,5 +1,5 @@
-"""Log signatures of application-level failures (exec, model files, caches, auth, dependencies) and the
-server-start vocabulary the crash rules read; data only, in the wording real runtimes and libraries print.
+"""Log signatures of application-level failures (exec, model files, caches, auth, dependencies); data only, in
+the wording real runtimes and libraries print (sources next to each pattern).
 
 Patterns are matched line by line (no anchors across lines); named groups carry what a rule reports:
 `path`, `host`, `port`, `why`, `cmd`, `kind`. Lines often carry prefixes such as
@@ -8,13 +8,6 @@ Patterns are matched line by line (no anchors across lines); named groups carry 
 from .log_signatures import Signature
 
 _Q = r"['\"`]"   # the quotes Python, Go and shells put around paths and names
-
-# The runtime's own wording when the container's command does not exist (StartError, RunContainerError,
-# CreateContainerError, ContainerCannotRun): runc `exec: "torchrun": executable file not found in $PATH` or
-# `exec: "./start.sh": stat ./start.sh: no such file or directory` (opencontainers/runc#4713, jboss-dockerfiles/jbpm#64),
-# crun "executable file `torchrun` not found in $PATH".
-RUNTIME_NOT_FOUND = (r"exec: \"(?P<cmd>[^\"]+)\": (?:executable file not found in \$PATH|stat [^:]+: no such file or directory"
-                     r"|no such file or directory)|executable file `(?P<cmd2>[^`]+)` not found in \$PATH")
 
 APP = (
     # --- the command cannot be started -----------------------------------------------------------
@@ -201,75 +194,3 @@ APP = (
               r"(?:[A-Za-z_][\w.]*\.)?[A-Z]\w*(?:Error|Exception)(?::\s.*)?$",
               "an uncaught Python exception behind a logger/process prefix"),
 )
-
-# Lines that are not a failure even though they contain failure words: retries that continue, and
-# huggingface_hub's own best-effort warnings (huggingface/huggingface_hub#4304).
-NOT_FATAL = (r"(?i)will ignore error and continue|continuing without|retrying in|will retry|, retrying|retry \d+/\d+"
-             r"|attempt \d+ (?:of|/) ?\d+ failed, retrying")
-
-# torch.distributed / NCCL rendezvous failures belong to nccl-failure, not to dependency-unreachable.
-DISTRIBUTED = r"(?i)c10d|nccl|gloo|rendezvous|TCPStore|MASTER_ADDR|torch\.distributed|elastic"
-
-# A failure line: a log level, an exception, a panic — the start of the region a crash leaves at the end of a log.
-ERRORISH = (r"\b(?:ERROR|FATAL|CRITICAL|PANIC|Error|Exception|Traceback|panic)\b|level=(?:error|fatal|panic)"
-            r"|^[EF]\d{4} |Killed$|Aborted|core dumped|Segmentation fault|\bfailed\b|\brefused\b|\bdenied\b|not found")
-# Lines that belong to a traceback or stack dump rather than to the program's normal output.
-TRACEBACK = (r"^\s|^File \"|^Traceback|^During handling|^The above exception|^\^+$|^Process \w+Process-\d+:"
-             r"|^goroutine \d+|^\s*at |^Caused by:|^\[rank\d+\]:")
-# A line that says a connection or start-up step succeeded: a crash region never reaches back past it.
-SUCCESS = (r"(?i)\b(?:connected|connection established|established connection|ready|listening|started|loaded|succeeded|success)\b"
-           r"|\"(?:GET|POST) /\S* HTTP/[\d.]+\" 200")
-
-# Server-start vocabulary. READY: the process reached serving (vLLM/uvicorn, TGI router, Triton, SGLang,
-# llama.cpp, TorchServe), including access-log lines for served requests. LOADING: still starting.
-READY = (
-    r"Application startup complete", r"Uvicorn running on", r"Starting vLLM API server", r"text_generation_router.*Connected",
-    r"Started (?:HTTPService|GRPCInferenceService|Metrics Service) at", r"The server is fired up and ready to roll",
-    r"(?:HTTP )?server (?:is )?listening on", r"Model server started", r"\"(?:GET|POST) /\S* HTTP/[\d.]+\" 200",
-)
-LOADING = (
-    r"(?i)Loading (?:safetensors |pt |)checkpoint shards", r"(?i)starting to load model", r"(?i)loading (?:model )?weights",
-    r"(?i)\bdownload(?:ing)?\b", r"Fetching \d+ files", r"(?i)waiting for shard", r"(?i)starting shard",
-    r"(?i)capturing (?:cuda ?graphs|cudagraphs|the model for cuda graphs)", r"(?i)\bcompil(?:ing|e)\b", r"(?i)memory profiling",
-    r"(?i)Initializing an? (?:LLM|V1 LLM) engine", r"(?i)\bloading\b", r"\d+%\|", r"\d+/\d+ \[\d+:\d+<",
-)
-# Progress lines that say how long loading still takes: tqdm `50% Completed | 2/4 [00:19<00:19,  9.60s/it]`
-# (vLLM, transformers) and TGI's downloader `Download: [2/4] -- ETA: 0:04:51`.
-PROGRESS = (
-    r"(?P<pct>\d+)%.*?\[(?P<elapsed>\d+(?::\d+){1,2})<(?P<left>\d+(?::\d+){1,2})",
-    r"Download: \[(?P<done>\d+)/(?P<total>\d+)\] -- ETA: (?P<left>\d+(?::\d+){1,2})",
-)
-
-# Timestamps at the start of a log line: ISO (TGI, Go, most loggers), vLLM `INFO 11-30 09:12:21`,
-# glog/Triton `I1130 09:12:21.123456`. Year-less forms take the year of the container start.
-LOG_TIME = (
-    r"(?P<y>\d{4})-(?P<mo>\d\d)-(?P<d>\d\d)[T ](?P<h>\d\d):(?P<mi>\d\d):(?P<s>\d\d)",
-    r"^(?:\(\w+ pid=\d+\) )?(?:INFO|WARNING|WARN|DEBUG|ERROR) (?P<mo>\d\d)-(?P<d>\d\d) (?P<h>\d\d):(?P<mi>\d\d):(?P<s>\d\d)",
-    r"^[IWE](?P<mo>\d\d)(?P<d>\d\d) (?P<h>\d\d):(?P<mi>\d\d):(?P<s>\d\d)",
-)
-
-# Where libraries keep their caches, and the variable that moves each one: matched against the path first, then
-# against the traceback (which names the library); a generic ~/.cache path falls back to HOME, which moves them all.
-CACHE_ENV = (
-    (r"huggingface|/hub\b|\.locks|hf_home|transformers", "HF_HOME", "huggingface"),
-    (r"\.triton|triton/runtime", "TRITON_CACHE_DIR", "triton"),
-    (r"torch_extensions|cpp_extension", "TORCH_EXTENSIONS_DIR", "torch_extensions"),
-    (r"/vllm\b|\.config/vllm|vllm/(?:envs|usage)", "VLLM_CACHE_ROOT", "vllm"),
-    (r"numba", "NUMBA_CACHE_DIR", "numba"),
-    (r"outlines", "OUTLINES_CACHE_DIR", "outlines"),
-)
-CACHE_ENV_FALLBACK = ("HOME", "")
-
-# Environment variables that carry credentials; only their names and sources are ever reported.
-CREDENTIAL_ENV = {
-    "hub": ("HF_TOKEN", "HUGGING_FACE_HUB_TOKEN", "HUGGINGFACE_HUB_TOKEN", "HUGGINGFACEHUB_API_TOKEN", "HF_API_TOKEN"),
-    "s3": ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_ROLE_ARN", "AWS_WEB_IDENTITY_TOKEN_FILE",
-           "AWS_PROFILE", "AWS_SHARED_CREDENTIALS_FILE"),
-    "gcs": ("GOOGLE_APPLICATION_CREDENTIALS",),
-    "azure": ("AZURE_STORAGE_KEY", "AZURE_STORAGE_CONNECTION_STRING", "AZURE_CLIENT_SECRET", "AZURE_CLIENT_ID"),
-    "ngc": ("NGC_API_KEY",),
-}
-
-# Image name/tag fragments that say which CPU architecture an image was built for.
-ARCH_HINT = r"(?i)(?:^|[-_/:.])(?P<arch>arm64|aarch64|amd64|x86[-_]64|armv7|armhf|ppc64le|s390x)(?:$|[-_./@:])"
-ARCH_ALIASES = {"aarch64": "arm64", "x86_64": "amd64", "x86-64": "amd64", "armv7": "arm", "armhf": "arm"}

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from typing import List
 
-from ..data.signatures_app import CREDENTIAL_ENV
+from ..data.app_context import CREDENTIAL_ENV
 from ..k8s import spec
 
 # --- credentials (names only) ---------------------------------------------------------------------------

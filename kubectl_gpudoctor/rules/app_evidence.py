@@ -11,7 +11,7 @@ from typing import List, Optional, Tuple
 import yaml
 
 from ..crashrun import match_run
-from ..data.signatures_app import ARCH_ALIASES, ARCH_HINT, CACHE_ENV, CACHE_ENV_FALLBACK
+from ..data.app_context import ARCH_ALIASES, ARCH_HINT, CACHE_ENV, CACHE_ENV_FALLBACK
 from ..evidence import Line
 from ..k8s import labels, name, spec, status
 from ..quantity import parse_quantity

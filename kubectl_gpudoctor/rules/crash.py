@@ -9,7 +9,7 @@ from .. import podstate
 from ..crashrun import (failures, find, last_lines, log_ref, match_run, native_crash_lines, probe_kills, recent, run_log,
                         tail_match, where)
 from ..data.signals import NATIVE_CRASH, PROBE_FAILED, PROBE_KILL, SIGNAL_MEANING, STOPPING, signal_of
-from ..data.signatures_app import RUNTIME_NOT_FOUND
+from ..data.app_context import RUNTIME_NOT_FOUND
 from ..k8s import container_resources, controller_of, meta, spec
 from ..quantity import format_bytes
 from ..timeutil import format_time, human_duration, parse_duration, parse_time, seconds_between

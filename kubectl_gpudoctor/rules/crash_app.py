@@ -6,7 +6,7 @@ import re
 
 from ..crashrun import failure_block, failures, find, last_lines, log_ref, probe_kills, run_log, status_match, where
 from ..data.signals import PROBE_FAILED, PROBE_WRONG_TARGET
-from ..data.signatures_app import DISTRIBUTED
+from ..data.log_regions import DISTRIBUTED
 from ..timeutil import human_duration
 from . import access_evidence as xe, app_evidence as ae, startup_evidence as se
 from .common import event_line, has_terminations, status_line

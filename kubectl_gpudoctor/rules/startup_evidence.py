@@ -10,7 +10,7 @@ from typing import Optional
 import yaml
 
 from .. import logscan
-from ..data.signatures_app import LOADING, LOG_TIME, PROGRESS, READY
+from ..data.server_start import LOADING, LOG_TIME, PROGRESS, READY
 from ..evidence import event_count
 from ..timeutil import human_duration, parse_time, seconds_between
 from .app_evidence import _indent
