@@ -66,10 +66,13 @@ class Diagnosis:
     next_commands: List[str] = field(default_factory=list)
     collected_at: Optional[str] = None
     extra: Dict[str, object] = field(default_factory=dict)   # kind-specific tables (node inventory)
+    health: str = ""          # the target's own state (healthy | progressing | failing); not in the document
 
     @property
     def exit_code(self) -> Exit:
-        if any(f.severity == "critical" for f in self.findings) or self.status in ("failing", "unknown"):
+        if any(f.severity == "critical" for f in self.findings) or self.status == "failing":
+            return Exit.PROBLEM
+        if self.status == "unknown" and self.health == "failing":
             return Exit.PROBLEM
         return Exit.OK
 
@@ -193,7 +196,7 @@ def diagnose_pod(ev: Evidence, ignore: Iterable[str] = ()) -> Diagnosis:
         status=status, phase=podstate.display_status(pod), root_cause=cause.id if cause else None,
         summary=summary, findings=order_findings(findings, cause), checks=checks,
         gaps=[g.to_dict() for g in ev.gaps.values()], next_commands=nexts,
-        collected_at=format_time(ev.now()))
+        collected_at=format_time(ev.now()), health=health)
 
 
 def diagnose_node(ev: Evidence, ignore: Iterable[str] = ()) -> Diagnosis:
@@ -215,7 +218,7 @@ def diagnose_node(ev: Evidence, ignore: Iterable[str] = ()) -> Diagnosis:
         status=status, phase=shown, root_cause=cause.id if cause else None, summary=summary,
         findings=order_findings(findings, cause), checks=checks,
         gaps=[g.to_dict() for g in ev.gaps.values()], next_commands=nexts, collected_at=format_time(ev.now()),
-        extra=tables(ev))
+        extra=tables(ev), health=health)
 
 
 def _status(findings, checks, cause, health, shown):
@@ -233,6 +236,9 @@ def _status(findings, checks, cause, health, shown):
     if warnings:
         return "warning", warnings[0].summary
     if health == "progressing":
+        if unknown:
+            return "unknown", (f"{shown}: still starting; {len(unknown)} check(s) could not run "
+                               f"({unknown[0].reason}), so a creation problem may be hidden")
         return "warning", f"{shown}: still starting, nothing wrong found yet"
     return "healthy", f"{shown}: no problem found"
 
