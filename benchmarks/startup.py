@@ -76,7 +76,8 @@ def table(result) -> str:
     lines = [f"Measured by `python benchmarks/startup.py` ({result['machine']}; median and min of "
              f"{result['runs']} runs, wall clock, warm cache). Frozen = the PyInstaller onedir binary from the "
              f"krew archive; pip = the `kubectl-gpudoctor` console script of a pip install. "
-             f"Offline diagnosis: `--from {result['bundle']}`.", "",
+             f"Offline diagnosis: `--from {result['bundle']}`. Absolute times move with the machine's load; the "
+             f"ratio is the number to watch.", "",
              "| command | frozen median | frozen min | pip median | pip min | frozen / pip |",
              "|---|---:|---:|---:|---:|---:|"]
     for r in result["rows"]:
