@@ -79,8 +79,14 @@ def not_found() -> ApiError:  # an unknown path, group, version or resource (e.g
     return ApiError(404, details={})
 
 
+# CRDs whose definition names the plural explicitly, differently from the default derivation.
+CRD_PLURALS = {"NetworkAttachmentDefinition": "network-attachment-definitions"}
+
+
 def plural(kind: str) -> str:
     """The resource name the apiserver derives from a kind (what CRDs get by default)."""
+    if kind in CRD_PLURALS:
+        return CRD_PLURALS[kind]
     low = kind.lower()
     if low == "endpoints":
         return low
