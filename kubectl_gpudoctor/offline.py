@@ -21,6 +21,15 @@ _DUMP_SOURCES = {"nodes", "pods", "events", "pods/log", "daemonsets", "deploymen
                  "replicationcontrollers", "services"}
 
 
+class _Loader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):
+    """libyaml's fast safe loader, keeping timestamps as strings as the API's JSON has them."""
+
+
+_Loader.yaml_implicit_resolvers = {
+    first: [(tag, rx) for tag, rx in resolvers if tag != "tag:yaml.org,2002:timestamp"]
+    for first, resolvers in _Loader.yaml_implicit_resolvers.items()}
+
+
 class OfflineError(Exception):
     """The input cannot be read as evidence (a usage error: exit 2)."""
 
@@ -115,7 +124,7 @@ def _docs(path: str) -> Iterator:
         if path.endswith(".json") or text.lstrip().startswith(("{", "[")):
             yield json.loads(text)
         else:
-            yield from (d for d in yaml.safe_load_all(text) if d is not None)
+            yield from (d for d in yaml.load_all(text, Loader=_Loader) if d is not None)
     except (OSError, UnicodeDecodeError, ValueError, yaml.YAMLError) as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise OfflineError(f"{path}: not valid YAML/JSON ({first})") from None
