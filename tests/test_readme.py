@@ -15,7 +15,7 @@ def _readme():
 def test_ci_runs_the_readme_test_command():
     with open(os.path.join(ROOT, ".ci", "run")) as f:
         ci = f.read()
-    command = "pip install -e '.[test]' && .venv/bin/python -m pytest -q"
+    command = "pip install -e '.[test,dist]' && .venv/bin/python -m pytest -q"
     assert command in _readme() and command in ci
 
 
