@@ -121,6 +121,8 @@ def health(pod: dict) -> str:
         return "healthy"
     if phase == "Failed":
         return "failing"
+    if meta(pod).get("deletionTimestamp"):
+        return "progressing"   # Terminating: its containers stop on purpose (a stuck one is the node's problem)
     if phase == "Pending" and not is_scheduled(pod):
         return "failing"
     for _, cs, _ in all_container_states(pod):
@@ -142,6 +144,11 @@ def health(pod: dict) -> str:
 # DisruptionTarget condition with reason TerminationByKubelet. Since 1.27 such a pod may end Succeeded when its
 # containers exit 0 on SIGTERM (kubernetes/kubernetes#118310).
 KUBELET_TERMINATION_REASONS = {"Evicted", "Terminated", "Shutdown", "Preempting"}
+
+
+def deadline_exceeded(pod: dict) -> bool:
+    """The kubelet failed the pod for running longer than spec.activeDeadlineSeconds (its exits are the kill)."""
+    return status(pod).get("phase") == "Failed" and status(pod).get("reason") == "DeadlineExceeded"
 
 
 def terminated_by_kubelet(pod: dict) -> bool:

@@ -25,7 +25,7 @@ def has_terminations(ev: Evidence) -> bool:
     """Some container has a termination record (it ran and exited at least once), and the kubelet did not stop
     the pod itself (an evicted pod's 137 is the eviction, not a crash: the eviction rules explain it)."""
     return (ev.pod is not None and not podstate.terminated_by_kubelet(ev.pod)
-            and not podstate.rejected_at_admission(ev.pod)
+            and not podstate.rejected_at_admission(ev.pod) and not podstate.deadline_exceeded(ev.pod)
             and any(podstate.latest_termination(cs) for _, cs, _ in podstate.all_container_states(ev.pod)))
 
 
