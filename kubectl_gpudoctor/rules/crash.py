@@ -146,6 +146,8 @@ def command_not_found(ev):
     for c, cs, _ in podstate.all_container_states(ev.pod):
         term, wait = podstate.latest_termination(cs), podstate.waiting(cs)
         runtime = re.search(RUNTIME_NOT_FOUND, " ".join(x.get("message") or "" for x in (term, wait)))
+        if runtime and (runtime.group("cmd") or runtime.group("cmd2") or "").rsplit("/", 1)[-1].startswith("nvidia-container"):
+            runtime = None   # the node's NVIDIA runtime/hook is missing, not the container's command
         shell = term.get("exitCode") == 127 and term.get("reason") != "OOMKilled"
         if not (runtime or shell) or (term and not runtime and not recent(ev, cs)):
             continue
