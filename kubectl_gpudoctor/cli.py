@@ -40,6 +40,9 @@ class DefaultGroup(click.Group):
 
     def resolve_command(self, ctx, args):
         if args and args[0] not in self.commands and not args[0].startswith("-"):
+            from .workloads import parse_ref
+            if parse_ref(args[0]):   # deploy/x, sts/x, job/x, ds/x, rs/x
+                return "workload", self.commands["workload"], args
             return "pod", self.commands["pod"], args
         return super().resolve_command(ctx, args)
 
@@ -59,6 +62,8 @@ def main_group(ctx, **flags):
 
     \b
       kubectl gpudoctor <pod> [-n NS]       diagnose a pod
+      kubectl gpudoctor deploy/<name>       a workload's pods (sts/, ds/, rs/, job/ too)
+      kubectl gpudoctor scan [-n NS | -A]   every unhealthy GPU pod, grouped by root cause
       kubectl gpudoctor node <node>         can this node run GPU pods?
       kubectl gpudoctor rules               the rule catalogue
       kubectl gpudoctor --from DIR          diagnose a saved bundle (no cluster)
@@ -95,6 +100,27 @@ def node(ctx, node_name, **flags):
     if not node_name and not merged.get("source"):
         raise click.UsageError("a node name is required (or --from PATH)")
     ctx.exit(_diagnose(ctx, "node", node_name, merged))
+
+
+@main_group.command(context_settings=CONTEXT)
+@click.argument("ref", metavar="KIND/NAME")
+@_common
+@click.pass_context
+def workload(ctx, ref, **flags):
+    """Diagnose a workload's pods: deploy/x, sts/x, ds/x, rs/x, job/x (and why pods are not even created)."""
+    from .workloads import parse_ref
+    parsed = parse_ref(ref)
+    if not parsed:
+        raise click.UsageError(f"{ref}: expected KIND/NAME with KIND one of deploy, sts, ds, rs, job")
+    ctx.exit(_diagnose(ctx, "workload", parsed, _merge(ctx, flags)))
+
+
+@main_group.command(context_settings=CONTEXT)
+@_common
+@click.pass_context
+def scan(ctx, **flags):
+    """Every unhealthy GPU pod in the namespace (-A: the cluster), grouped by root cause."""
+    ctx.exit(_diagnose(ctx, "scan", None, _merge(ctx, flags)))
 
 
 @main_group.command(context_settings=CONTEXT)
@@ -173,7 +199,14 @@ def _diagnose(ctx, what: str, target, flags) -> int:
     from .render.style import want_color
 
     opts = _options(flags)
-    diag = runner.pod_diagnosis(opts, target) if what == "pod" else runner.node_diagnosis(opts, target)
+    if what == "pod":
+        diag = runner.pod_diagnosis(opts, target)
+    elif what == "node":
+        diag = runner.node_diagnosis(opts, target)
+    elif what == "workload":
+        diag = runner.workload_diagnosis(opts, *target)
+    else:
+        diag = runner.scan(opts, bool(flags.get("all_namespaces")))
     color = want_color(opts.color, opts.output, sys.stdout.isatty())
     if color:
         import colorama

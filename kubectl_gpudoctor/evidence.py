@@ -1,7 +1,7 @@
 """Plain evidence for one diagnosis: API objects as dicts, log tails, and what is absent or unknown; no I/O here."""
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from typing import Dict, Iterable, List, Optional, Set, Tuple
 
@@ -104,6 +104,10 @@ class Evidence:
     def add_all(self, objs: Iterable[dict], kind: str) -> None:
         for obj in objs:
             self.add(obj, kind)
+
+    def retarget(self, target: Target) -> "Evidence":
+        """The same evidence seen from another target (a workload's or a scan's pods share one snapshot)."""
+        return replace(self, target=target)
 
     def mark_read(self, source: str) -> None:
         self.sources.add(source)

@@ -203,6 +203,8 @@ def _evidence(objects, logs, meta, kind, name, namespace, tail) -> Evidence:
 
 
 def _target(objects, meta, kind, name, namespace) -> Target:
+    if kind == "Scan":   # every pod of the input, no single target
+        return Target("Scan", "", namespace)
     wanted = [o for o in objects if o.get("kind") == kind]
     t = meta.get("target") or {}
     if not name and t.get("kind", kind) == kind and t.get("name"):

@@ -14,6 +14,7 @@ from .rules import RULES
 from .evidence import Line
 from .rules.registry import PHASES, Hit, Rule, Unknown
 from .timeutil import format_time
+from .workloads import WORKLOAD_KINDS
 
 API_VERSION = "gpudoctor/v1"
 
@@ -67,6 +68,7 @@ class Diagnosis:
     collected_at: Optional[str] = None
     extra: Dict[str, object] = field(default_factory=dict)   # kind-specific tables (node inventory)
     health: str = ""          # the target's own state (healthy | progressing | failing); not in the document
+    members: List["Diagnosis"] = field(default_factory=list)   # a workload's pod diagnoses ("items")
 
     @property
     def exit_code(self) -> Exit:
@@ -83,6 +85,8 @@ class Diagnosis:
                "checks": [c.to_dict() for c in self.checks], "gaps": self.gaps,
                "nextCommands": self.next_commands, "collectedAt": self.collected_at}
         doc.update(self.extra)
+        if self.kind == "WorkloadDiagnosis":
+            doc["items"] = [m.to_dict() for m in self.members]
         return doc
 
 
@@ -91,8 +95,9 @@ def run_rules(ev: Evidence, ignore: Iterable[str] = ()) -> tuple:
     ignore = set(ignore)
     findings: List[Finding] = []
     checks: List[Check] = []
+    target = "Workload" if ev.target.kind in WORKLOAD_KINDS else ev.target.kind
     for r in RULES.values():
-        if ev.target.kind not in r.targets:
+        if target not in r.targets:
             continue
         if r.id in ignore:
             checks.append(Check(r.id, "not-applicable", "ignored (--ignore)"))

@@ -600,6 +600,8 @@ def main(argv=None) -> None:
     namespace = args.namespace or next((o["metadata"]["namespace"] for o in objects if o["kind"] == "Pod"
                                         and o.get("metadata", {}).get("namespace")), "default")
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))  # so `kill` also removes the temp dir
+    # A process started in the background inherits an ignored SIGINT; Ctrl-C must still stop the server.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     with FakeApiServer(objects, logs, token=args.token, port=args.port) as srv:
         kubeconfig = srv.write_kubeconfig(args.kubeconfig or srv._tmp / "kubeconfig.yaml", namespace=namespace)
         print(f"serving {args.case_dir} at {srv.url} until Ctrl-C; try: kubectl --kubeconfig {kubeconfig} get pods",

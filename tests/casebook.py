@@ -4,6 +4,7 @@ import os
 import yaml
 
 from kubectl_gpudoctor import offline, verdict
+from kubectl_gpudoctor.workloads import WORKLOAD_KINDS
 
 CASES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "cases")
 
@@ -40,5 +41,8 @@ def target_kind(path):
 
 def diagnose(path, ignore=()):
     kind = target_kind(path)
+    if kind in WORKLOAD_KINDS:
+        from kubectl_gpudoctor.runner import Options, workload_diagnosis
+        return workload_diagnosis(Options(source=path, ignore=tuple(ignore)), kind.lower(), None)
     ev = offline.load(path, kind)
     return verdict.diagnose_pod(ev, ignore) if kind == "Pod" else verdict.diagnose_node(ev, ignore)

@@ -23,9 +23,14 @@ def collect_pod(opts: ConnOptions, pod_name: str, tail: int = 80) -> Evidence:
     conn = connect(opts)
     api = Api(conn.client, opts.request_timeout)
     ns = conn.namespace
-    ev = Evidence(target=Target("Pod", pod_name, ns), tail_lines=tail)
     pod = read_target(api, f"/api/v1/namespaces/{quote(ns)}/pods/{quote(pod_name)}", f'pods "{pod_name}"', ns)
-    pod.setdefault("kind", "Pod")
+    return evidence_for(api, pod, tail)
+
+
+def evidence_for(api: Api, pod: dict, tail: int = 80) -> Evidence:
+    """Everything one pod's diagnosis reads, given the pod object already read (also used by scan and workloads)."""
+    pod = dict(pod, kind="Pod", apiVersion="v1")
+    ev = Evidence(target=Target("Pod", pod["metadata"]["name"], pod["metadata"]["namespace"]), tail_lines=tail)
     ev.add(pod)
     ev.mark_read("pods")
     ev.collected_at = datetime.now(timezone.utc).replace(microsecond=0)

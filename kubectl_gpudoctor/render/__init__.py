@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from .structured import to_json, to_yaml
-from .text import to_text
+from .text import scan_text, to_text
 
 __all__ = ["to_json", "to_yaml", "to_text", "render"]
 
@@ -12,4 +12,6 @@ def render(doc, output: str, color: bool = False, verbose: bool = False) -> str:
         return to_json(doc)
     if output == "yaml":
         return to_yaml(doc)
+    if type(doc).__name__ == "ScanReport":
+        return scan_text(doc, color=color, verbose=verbose)
     return to_text(doc, color=color, verbose=verbose)

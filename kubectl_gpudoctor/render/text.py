@@ -29,6 +29,7 @@ def to_text(diag, color: bool = False, verbose: bool = False) -> str:
     for key, value in diag.extra.items():
         if isinstance(value, list) and value and isinstance(value[0], dict):
             out += ["", s("bold", _heading(key)), _table(value)]
+    out += _members(diag, s, verbose)
     out += [""] + _checks(diag, s, verbose)
     if diag.gaps:
         out += ["", s("bold", "Could not read:")]
@@ -91,3 +92,33 @@ def _checks(diag, s, verbose: bool) -> List[str]:
             reason = f"  {inert(c.reason, False)}" if c.reason else ""
             out.append(f"{INDENT}{s(c.result, f'{c.result:<14}')} {c.id}{reason}")
     return out
+
+
+def _members(diag, s, verbose: bool) -> List[str]:
+    """A workload's failing pods: the full report of the first pod of each distinct root cause."""
+    shown, out = set(), []
+    for m in diag.members:
+        if m.status == "healthy" or m.root_cause in shown:
+            continue
+        shown.add(m.root_cause)
+        same = sum(1 for x in diag.members if x.root_cause == m.root_cause and x.status != "healthy")
+        note = f" (and {same - 1} more pod(s) with the same root cause)" if same > 1 else ""
+        out += ["", s("bold", f"── pod {m.target['name']}{note} ──")]
+        out += to_text(m, color=s.color, verbose=verbose).rstrip("\n").splitlines()
+    return out
+
+
+def scan_text(report, color: bool = False, verbose: bool = False) -> str:
+    s = Style(color)
+    failing = [d for d in report.items if d.status != "healthy"]
+    word = "failing" if int(report.exit_code) else ("warning" if failing else "healthy")
+    out = [f"{s(word, word.upper())}  {inert(report.scope, False)}: {report.gpu_pods} GPU pod(s), "
+           f"{len(failing)} not healthy"]
+    if report.items:
+        from ..report import pod_rows
+        out += ["", _table(pod_rows(report.items))]
+        out += ["", s("bold", "By root cause:")]
+        out += [f"{INDENT}{cause:<32} {n}" for cause, n in report.by_root_cause.items()]
+        out += ["", s("bold", "Next:")]
+        out += [f"{INDENT}kubectl gpudoctor {d.target['name']} -n {d.target['namespace']}" for d in report.items[:10]]
+    return "\n".join(out) + "\n"

@@ -1,0 +1,82 @@
+"""Collects several pods at once — a workload's pods (deploy/x, sts/x, job/x…) or a namespace's GPU pods for scan."""
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+from datetime import datetime, timezone
+from typing import List, Tuple
+from urllib.parse import quote
+
+from .. import podstate, workloads
+from ..evidence import Evidence, Target
+from ..k8s import meta
+from ..workloads import uid
+from .api import Api, ClusterError, Request
+from .kubeconfig import ConnOptions, connect
+from .pod import evidence_for, read_target
+
+MAX_DIAGNOSED = 25          # pods diagnosed in full per command; the rest are counted
+POD_WORKERS = 4             # pods collected at once (each runs its own bounded pool of GETs)
+PAGE = 500
+
+
+def collect_workload(opts: ConnOptions, kind: str, wl_name: str, tail: int = 80) -> Tuple[Evidence, List[Evidence]]:
+    """The workload's evidence (object, its ReplicaSets, events, pods) and one evidence per unhealthy pod."""
+    conn = connect(opts)
+    api = Api(conn.client, opts.request_timeout)
+    ns = conn.namespace
+    spec_ = workloads.KINDS[kind]
+    obj = read_target(api, f"{spec_.base}/namespaces/{quote(ns)}/{spec_.resource}/{quote(wl_name)}",
+                      f'{spec_.resource}.{spec_.group} "{wl_name}"', ns)
+    obj = dict(obj, kind=spec_.kind, apiVersion=spec_.api_version)
+    wev = Evidence(target=Target(spec_.kind, wl_name, ns), tail_lines=tail)
+    wev.collected_at = datetime.now(timezone.utc).replace(microsecond=0)
+    wev.add(obj)
+    wev.mark_read(spec_.resource)
+    selector = workloads.label_selector(obj)
+    reqs = [Request("pods", "list", f"/api/v1/namespaces/{quote(ns)}/pods", {"labelSelector": selector}, "Pod")]
+    if spec_.kind == "Deployment":
+        reqs.append(Request("replicasets", "list", f"/apis/apps/v1/namespaces/{quote(ns)}/replicasets",
+                            {"labelSelector": selector}, "ReplicaSet"))
+    api.run(reqs, wev)
+    owners = [obj] + workloads.current_replicasets(wev, obj)
+    api.run([Request("events", "list", f"/api/v1/namespaces/{quote(ns)}/events",
+                     {"fieldSelector": f"involvedObject.uid={uid(o)}"}, "Event") for o in owners if uid(o)], wev)
+    pods = workloads.owned_pods(wev, obj)
+    wev.objects["Pod"] = pods
+    return wev, _diagnose_each(api, [p for p in pods if podstate.health(p) != "healthy"], tail)
+
+
+def scan_pods(opts: ConnOptions, all_namespaces: bool, tail: int = 80) -> Tuple[List[Evidence], int, str]:
+    """Evidence for every unhealthy GPU pod in the namespace (or cluster): (evidences, GPU pods seen, scope)."""
+    conn = connect(opts)
+    api = Api(conn.client, opts.request_timeout)
+    scope = "all namespaces" if all_namespaces else f"namespace {conn.namespace}"
+    path = "/api/v1/pods" if all_namespaces else f"/api/v1/namespaces/{quote(conn.namespace)}/pods"
+    pods = _list_all(api, path, scope)
+    gpu = [p for p in pods if workloads.uses_gpu(p)]
+    unhealthy = [p for p in gpu if podstate.health(p) != "healthy"]
+    return _diagnose_each(api, unhealthy, tail), len(gpu), scope
+
+
+def _list_all(api: Api, path: str, scope: str) -> List[dict]:
+    """Every pod of the scope, page by page; failing to list is failing to scan (exit 3)."""
+    out, token = [], None
+    while True:
+        query = {"limit": str(PAGE), "fieldSelector": "status.phase!=Succeeded"}
+        if token:
+            query["continue"] = token
+        resp = api.get(path, query)
+        if resp.reason != "ok":
+            raise ClusterError(f"cannot list pods in {scope}: {resp.message}")
+        out += [dict(p, kind="Pod", apiVersion="v1") for p in resp.body.get("items") or []]
+        token = (resp.body.get("metadata") or {}).get("continue")
+        if not token:
+            return out
+
+
+def _diagnose_each(api: Api, pods: List[dict], tail: int) -> List[Evidence]:
+    pods = sorted(pods, key=lambda p: (meta(p).get("namespace", ""), meta(p).get("name", "")))[:MAX_DIAGNOSED]
+    if not pods:
+        return []
+    with ThreadPoolExecutor(max_workers=min(POD_WORKERS, len(pods))) as pool:
+        return list(pool.map(lambda p: evidence_for(api, p, tail), pods))
