@@ -74,23 +74,37 @@ def test_healthy_gpu_pod_is_healthy(tmp_path):
     assert proc.stderr == "" and text.stderr == ""
 
 
-@pytest.mark.parametrize("source,resource,kwargs", [
-    ("nodes", "nodes", {}),
-    ("events", "events", {}),
-    ("pods/log", "pods", {"subresource": "log"}),
-    ("runtimeclasses", "runtimeclasses", {}),
+CASE_DIR = os.path.join(ROOT, "tests", "cases")
+
+
+@pytest.mark.parametrize("source,resource,kwargs,case,lost", [
+    # each source forbidden on a case whose verdict depends on it: the root cause it gave is no longer claimed
+    # (the scheduler's own message still says every node lacks GPUs, so insufficient-gpu may stand on it)
+    ("nodes", "nodes", {}, "insufficient-gpu/fail-fragmented", None),
+    ("events", "events", {}, "runtime-handler-not-configured/fail-containerd16-toolkit-not-ready",
+     "runtime-handler-not-configured"),
+    ("pods/log", "pods", {"subresource": "log"}, "app-error/fail-python-traceback", "app-error"),
+    # (the runtime-handler verdict stands on the kubelet's events; whether the RuntimeClass exists is unknown)
+    ("runtimeclasses", "runtimeclasses", {}, "runtime-handler-not-configured/fail-containerd16-toolkit-not-ready",
+     None),
 ])
-def test_forbidden_source_becomes_a_gap(source, resource, kwargs, tmp_path):
-    """403 is not absence: the tool still answers and the checks needing that source say why they did not run."""
-    case = HEALTHY
-    with serving(case, tmp_path, namespace="serving") as (srv, kc):
+def test_forbidden_source_becomes_a_gap(source, resource, kwargs, case, lost, tmp_path):
+    """403 is not absence: the tool still answers, and the checks needing that source say why they did not run."""
+    case = os.path.join(CASE_DIR, case) if case else HEALTHY
+    target = _target(case)
+    with serving(case, tmp_path, namespace=target["namespace"]) as (srv, kc):
         srv.forbid(resource, **kwargs)
-        proc, doc = run_json(_target(case)["name"], "--kubeconfig", kc)
+        proc, doc = run_json(target["name"], "--kubeconfig", kc)
     assert_read_only(srv)
     assert proc.returncode in (0, 1), proc.stderr
     gaps = [g for g in doc["gaps"] if g["source"] == source]
     assert gaps and gaps[0]["reason"] == "forbidden", doc["gaps"]
     assert "forbidden" in gaps[0]["detail"]
+    unknown = [c for c in doc["checks"] if c["result"] == "unknown"]
+    assert any("forbidden" in c["reason"] and source.split("/")[-1] in c["reason"] for c in unknown), doc["checks"]
+    if lost:
+        assert lost not in [f["id"] for f in doc["findings"]], "a verdict was drawn from an unreadable source"
+        assert next(c for c in doc["checks"] if c["id"] == lost)["result"] == "unknown"
     from kubectl_gpudoctor.rules import RULES
     for check in doc["checks"]:
         if source in RULES[check["id"]].needs and check["result"] != "not-applicable":
