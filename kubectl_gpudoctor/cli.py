@@ -21,7 +21,7 @@ def _common(f):
         click.option("--cluster", metavar="NAME", help="The kubeconfig cluster to use."),
         click.option("--user", metavar="NAME", help="The kubeconfig user to use."),
         click.option("-n", "--namespace", metavar="NS", help="Namespace of the pod (beats the context's namespace)."),
-        click.option("-A", "--all-namespaces", is_flag=True, default=False, help="Across all namespaces (scan)."),
+        click.option("-A", "--all-namespaces", is_flag=True, default=False, help="scan: the whole cluster; pod: find the pod in any namespace."),
         click.option("--request-timeout", metavar="DURATION", default=None, help="Timeout of each API request (e.g. 10s, 1m). Default 10s."),
         click.option("-o", "--output", type=click.Choice(OUTPUTS), default=None, help="Output format. Default text."),
         click.option("--color", type=click.Choice(("auto", "always", "never")), default=None, help="Color the text report. Default auto (NO_COLOR, FORCE_COLOR, tty)."),
@@ -187,7 +187,8 @@ def _options(flags: dict):
     except ValueError as exc:
         raise click.UsageError(f"--request-timeout: {exc}")
     conn = ConnOptions(kubeconfig=flags.get("kubeconfig"), context=flags.get("context"), cluster=flags.get("cluster"),
-                       user=flags.get("user"), namespace=flags.get("namespace"), request_timeout=timeout or None)
+                       user=flags.get("user"), namespace=flags.get("namespace"), request_timeout=timeout or None,
+                       all_namespaces=bool(flags.get("all_namespaces")))
     return Options(conn=conn, output=flags.get("output") or "text", color=flags.get("color") or "auto",
                    source=flags.get("source"), tail=flags.get("tail") or 80, ignore=tuple(flags.get("ignore") or ()),
                    verbose=bool(flags.get("verbose")))

@@ -108,3 +108,16 @@ def test_scan_forbidden_is_exit_3(tmp_path):
         proc = run_plugin("scan", "-A", "--kubeconfig", kc)
     assert proc.returncode == 3 and "cannot list pods in all namespaces" in proc.stderr
     assert len(proc.stderr.strip().splitlines()) == 1
+
+
+def test_pod_found_in_any_namespace_with_A(tmp_path):
+    objects, logs = _cluster(OOM, HEALTHY)
+    with FakeApiServer(objects, logs) as srv:
+        kc = srv.write_kubeconfig(str(tmp_path / "kc"), namespace="default")
+        proc, doc = run_json("inference-7d9f8b6c5-x2x9q", "-A", "--kubeconfig", kc)
+        missing = run_plugin("nope", "-A", "--kubeconfig", kc)
+    assert_read_only(srv)
+    assert proc.returncode == 1 and doc["target"]["namespace"] == "serving" and doc["rootCause"] == "oom-killed"
+    assert missing.returncode == 2 and 'pods "nope" not found in any namespace' in missing.stderr
+    searches = [r for r in srv.requests if r.path == "/api/v1/pods" and "metadata.name=" in r.query.get("fieldSelector", "")]
+    assert len(searches) == 2

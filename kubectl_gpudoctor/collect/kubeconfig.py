@@ -24,6 +24,7 @@ class ConnOptions:
     user: Optional[str] = None
     namespace: Optional[str] = None
     request_timeout: float = 10.0
+    all_namespaces: bool = False     # -A: find a pod by name in whatever namespace holds it
 
 
 @dataclass

@@ -22,9 +22,25 @@ MAX_NODE_POD_LISTS = 64      # candidate GPU nodes whose pods are listed to comp
 def collect_pod(opts: ConnOptions, pod_name: str, tail: int = 80) -> Evidence:
     conn = connect(opts)
     api = Api(conn.client, opts.request_timeout)
+    if opts.all_namespaces and not opts.namespace:
+        return evidence_for(api, find_pod(api, pod_name), tail)
     ns = conn.namespace
     pod = read_target(api, f"/api/v1/namespaces/{quote(ns)}/pods/{quote(pod_name)}", f'pods "{pod_name}"', ns)
     return evidence_for(api, pod, tail)
+
+
+def find_pod(api: Api, pod_name: str) -> dict:
+    """-A: the one pod of that name in any namespace (a filtered list, never every pod)."""
+    resp = api.get("/api/v1/pods", {"fieldSelector": f"metadata.name={pod_name}"})
+    if resp.reason != "ok":
+        raise ClusterError(f"cannot search pods in all namespaces: {resp.message}")
+    items = resp.body.get("items") or []
+    if not items:
+        raise TargetNotFound(f'pods "{pod_name}" not found in any namespace')
+    if len(items) > 1:
+        spaces = ", ".join(sorted(p["metadata"]["namespace"] for p in items))
+        raise TargetNotFound(f'pod "{pod_name}" exists in namespaces {spaces}; pass -n')
+    return items[0]
 
 
 def evidence_for(api: Api, pod: dict, tail: int = 80) -> Evidence:
