@@ -4,29 +4,19 @@ Run: .venv/bin/python benchmarks/pod_diagnosis.py [--runs 15]   (numbers go to d
 """
 import argparse
 import os
-import statistics
 import subprocess
 import sys
 import tempfile
-import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
+from benchmarks.startup import timed  # noqa: E402
 from tests.apiserver import FakeApiServer, load_case  # noqa: E402
 from tests.live import clean_env, plugin_path  # noqa: E402
 
 CASE = os.path.join(ROOT, "tests", "scenarios", "healthy-vllm")
 OOM = os.path.join(ROOT, "tests", "cases", "oom-killed", "fail-startup-peak")
-
-
-def timed(cmd, runs, env):
-    samples = []
-    for _ in range(runs):
-        t = time.perf_counter()
-        subprocess.run(cmd, capture_output=True, env=env)
-        samples.append(time.perf_counter() - t)
-    return statistics.median(samples), min(samples)
 
 
 def main():
@@ -43,8 +33,9 @@ def main():
         kc = srv.write_kubeconfig(os.path.join(tmp, "kc"), namespace="serving")
         cmd = [plugin, "inference-7d9f8b6c5-x2x9q", "--kubeconfig", kc, "-o", "json"]
         srv.reset_requests()
-        rows.append(("live pod diagnosis (TLS, 8 GETs)", *timed(cmd, args.runs, env)))
-        per_run = len(srv.requests) / args.runs
+        live = timed(cmd, args.runs, env)
+        per_run = len(srv.requests) / (args.runs + 1)   # timed() runs once more to warm the cache
+        rows.append((f"live pod diagnosis (TLS, {per_run:.0f} GETs)", *live))
     importtime = subprocess.run([sys.executable, "-X", "importtime", "-c", "import kubernetes.client.api_client, "
                                  "kubernetes.config.kube_config"], capture_output=True, text=True).stderr
     total_us = int(importtime.strip().splitlines()[-1].split("|")[1])
