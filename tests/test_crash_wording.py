@@ -3,7 +3,7 @@ import pytest
 
 from kubectl_gpudoctor.crashrun import block_matches, failure_block, native_crash_lines
 
-# (line as printed by the runtime/library, rule it must support); sources in data/signatures_app.py.
+# (line as printed by the runtime/library, rule it must support); sources in data/signatures_app.py and signatures_remote.py.
 WORDING = [
     ("/bin/sh: 1: python: not found", "command-not-found"),
     ("/bin/bash: line 1: torchrun: command not found", "command-not-found"),

@@ -28,11 +28,22 @@ GENERIC = (
               "the command does not exist in the image"),
 )
 
+# Generic application errors behind a logger/process prefix; listed after the specific application signatures.
+PREFIXED = (
+    # --- Python exceptions behind log prefixes (app-error quotes them when nothing specific explains the crash)
+    Signature("python-exception-prefixed", "app-error",
+              r"^(?:\(\w+ pid=\d+\) |\[rank\d+\]: |(?:ERROR|CRITICAL) [\d-]+ [\d:]+ (?:\[)?[\w.]+:\d+\]? )"
+              r"(?:[A-Za-z_][\w.]*\.)?[A-Z]\w*(?:Error|Exception)(?::\s.*)?$",
+              "an uncaught Python exception behind a logger/process prefix"),
+)
+
 
 # Phase-specific signatures live in their own data modules; order matters only within a rule.
 from .signatures_gpu import GPU  # noqa: E402
+from .signatures_distributed import DISTRIBUTED  # noqa: E402
 from .signatures_app import APP  # noqa: E402
+from .signatures_remote import REMOTE  # noqa: E402
 from .signatures_network import NETWORK  # noqa: E402
 from .signatures_init import INIT  # noqa: E402
 
-SIGNATURES = GENERIC + GPU + APP + NETWORK + INIT
+SIGNATURES = GENERIC + GPU + DISTRIBUTED + APP + REMOTE + PREFIXED + NETWORK + INIT

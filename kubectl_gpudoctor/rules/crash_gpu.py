@@ -4,7 +4,7 @@ from __future__ import annotations
 import re
 
 from ..data import cuda_driver as cd
-from ..data.signatures_gpu import NCCL_HINTS
+from ..data.signatures_distributed import NCCL_HINTS
 from ..k8s import container_gpus, containers, name, namespace, node_resources, spec
 from ..placement import holders, knows_free
 from . import gpu_common as g
