@@ -1,9 +1,8 @@
 """Crash-phase rules on how a container exited: OOM kill, signal, exit 0 under a controller, missing command,
-an unexplained application error, and the back-off clock."""
+an unexplained application error (the back-off clock is crash_backoff.py)."""
 from __future__ import annotations
 
 import re
-from datetime import timedelta
 
 from .. import podstate
 from ..crashrun import (failures, find, last_lines, log_ref, match_run, native_crash_lines, probe_kills, recent, run_log,
@@ -12,16 +11,14 @@ from ..data.signals import NATIVE_CRASH, PROBE_FAILED, PROBE_KILL, SIGNAL_MEANIN
 from ..data.app_context import RUNTIME_NOT_FOUND
 from ..k8s import container_resources, controller_of, meta, spec
 from ..quantity import format_bytes
-from ..timeutil import format_time, human_duration, parse_duration, parse_time, seconds_between
+from ..timeutil import human_duration, seconds_between
 from .app_evidence import foreground_command, memory_suggestion, owner_words
-from .common import event_line, has_restarts, has_terminations, pod_events, status_line
+from .common import event_line, has_terminations, pod_events, status_line
 from .registry import DEFAULT, FALLBACK, GENERIC, SPECIFIC, Hit, Line, rule
 from .startup_evidence import container_events
 
 # Killed this soon after start, repeatedly: a start-up peak (weights read into RAM), not a leak.
 STARTUP_WINDOW_S = 300
-# The kubelet's crash-loop back-off: 10s, doubling, capped at 5m, reset after 10m of running.
-BACKOFF_INITIAL_S, BACKOFF_MAX_S = 10, 300
 
 
 @rule("oom-killed", phase="crash", severity="critical", rank=SPECIFIC, applies=has_terminations,
@@ -181,31 +178,5 @@ def app_error(ev):
                summary=f"Container {c['name']} exited with code {code}: {line.text[:160]}")
 
 
-_BACKOFF_MSG = re.compile(r"back-off (\S+) restarting failed container")
-
-
-@rule("crash-backoff", phase="crash", severity="info", rank=FALLBACK, applies=has_restarts,
-      title="Crash-loop back-off clock",
-      remediation="After fixing the cause, delete the pod (`kubectl delete pod $pod -n $namespace`) so its "
-                  "controller recreates it now instead of waiting out the back-off.")
-def crash_backoff(ev):
-    """A container restarted recently: its restart count, current back-off and the time of the next attempt."""
-    restarted = [(c, cs) for c, cs, _ in podstate.all_container_states(ev.pod)
-                 if int(cs.get("restartCount") or 0) > 0 and recent(ev, cs)]
-    restarted.sort(key=lambda x: podstate.waiting(x[1]).get("reason") != "CrashLoopBackOff")
-    for c, cs in restarted[:1]:
-        restarts, wait = int(cs["restartCount"]), podstate.waiting(cs)
-        m = _BACKOFF_MSG.search(wait.get("message") or "")
-        # first restart at once, then 10s x 2^(restartCount-1)
-        delay = parse_duration(m.group(1)) if m else min(BACKOFF_INITIAL_S * 2 ** (restarts - 1), BACKOFF_MAX_S)
-        finished = parse_time(podstate.last_terminated(cs).get("finishedAt"))
-        if wait.get("reason") == "CrashLoopBackOff":
-            nxt = f" at about {format_time(finished + timedelta(seconds=delay))}" if finished else ""
-            now = f"it is waiting {human_duration(delay)} before the next attempt{nxt}"
-        else:
-            now = f"the next crash will wait {human_duration(delay)}"
-        msg = (f"Container {c['name']} has restarted {restarts} time{'s' if restarts != 1 else ''}; {now}. The back-off starts at 10s, doubles "
-               f"per crash up to 5m, and resets once the container runs 10 minutes without crashing.")
-        return Hit(msg, [Line("status", f"containerStatuses[{c['name']}]",
-                              f"restartCount={restarts} waiting={wait.get('reason', '-')} {wait.get('message', '')}".strip())])
-    return None
+# The back-off clock registers after the rules above (it is the fallback of the crash phase).
+from . import crash_backoff  # noqa: E402,F401
