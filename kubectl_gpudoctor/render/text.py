@@ -23,6 +23,9 @@ def to_text(diag, color: bool = False, verbose: bool = False) -> str:
     if cause:
         out.append(f"Root cause: {s('bold', inert(cause.title, False))} ({cause.id})")
     out.append(inert(diag.summary, False))
+    also = [f.id for f in diag.findings if f is not cause and f.severity in ("critical", "warning")]
+    if also:
+        out.append(f"Contributing: {', '.join(also)}")
     for f in diag.findings:
         out.append("")
         out += _finding(f, s)
