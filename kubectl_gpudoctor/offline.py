@@ -64,7 +64,7 @@ def _read_bundle(root: str):
             meta = _load_one(full) or {}
             if not isinstance(meta, dict):
                 raise OfflineError(f"{full}: bundle.yaml must be a mapping")
-        elif fname.endswith((".yaml", ".yml", ".json")) and os.path.isfile(full):
+        elif fname.endswith((".yaml", ".yml", ".json")) and not fname.startswith(".") and os.path.isfile(full):
             objects += _read_objects(full)
     logs = {}
     log_root = os.path.join(root, "logs")

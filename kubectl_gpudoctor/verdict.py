@@ -244,6 +244,8 @@ def _status(findings, checks, cause, health, shown):
         if unknown:
             return "unknown", (f"{shown}: still starting; {len(unknown)} check(s) could not run "
                                f"({unknown[0].reason}), so a creation problem may be hidden")
+        if shown == "Terminating":
+            return "warning", "Terminating: the pod is shutting down; nothing wrong found"
         return "warning", f"{shown}: still starting, nothing wrong found yet"
     return "healthy", f"{shown}: no problem found"
 
