@@ -8,6 +8,13 @@ caches (and the variable that moves each), which variables carry credentials, an
 RUNTIME_NOT_FOUND = (r"exec: \"(?P<cmd>[^\"]+)\": (?:executable file not found in \$PATH|stat [^:]+: no such file or directory"
                      r"|no such file or directory)|executable file `(?P<cmd2>[^`]+)` not found in \$PATH")
 
+# The dynamic loader's wording when a library the program needs is missing; it exits 127 like a shell that found
+# no command, but the command exists: glibc ld.so "<prog>: error while loading shared libraries: libcuda.so.1: cannot
+# open shared object file: No such file or directory" (volcano-sh/volcano#4513, koordinator-sh/koordinator#2781),
+# musl "Error loading shared library libstdc++.so.6: No such file or directory (needed by ./prog)" (wez/atomicparsley#19).
+LOADER_ERROR = (r"error while loading shared libraries: (?P<lib>[^:\s]+)|Error loading shared library (?P<lib2>[^:\s]+): "
+                r"(?:No such file|Exec format)")
+
 # Where libraries keep their caches, and the variable that moves each one: matched against the path first, then
 # against the traceback (which names the library); a generic ~/.cache path falls back to HOME, which moves them all.
 CACHE_ENV = (

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .app_context import LOADER_ERROR
+
 
 @dataclass(frozen=True)
 class Signature:
@@ -21,6 +23,8 @@ GENERIC = (
     Signature("java-exception", "app-error", r"^Exception in thread \".+\" .+", "an uncaught Java exception"),
     Signature("fatal-line", "app-error", r"^(?:FATAL|Fatal|F\d{4} |CRITICAL|\[FATAL\]).*", "a fatal log line"),
     Signature("error-line", "app-error", r"^(?:ERROR|Error:|\[ERROR\]|E\d{4} ).*", "an error log line"),
+    Signature("shared-library-missing", "app-error", LOADER_ERROR,
+              "the dynamic loader could not load a shared library the program needs (it exits 127)"),
     # --- exec failures reported by the runtime or the shell
     Signature("exec-not-found", "command-not-found",
               r"executable file not found in \$PATH|exec: \"[^\"]+\": stat [^:]+: no such file or directory"

@@ -69,10 +69,10 @@ GPU = (
               "the application saw zero CUDA devices"),
 
     # --- driver libraries not injected --------------------------------------------------------------
-    Signature("libcuda-missing", "driver-libraries-missing", r"libcuda\.so(?:\.1)?: cannot open shared object file",
+    Signature("libcuda-missing", "driver-libraries-missing", r"libcuda\.so(?:\.1)?: (?:cannot open shared object file|No such file)",
               "libcuda.so.1 (driver library, injected by the NVIDIA container toolkit) is absent"),
     Signature("nvml-missing", "driver-libraries-missing",
-              r"libnvidia-ml\.so(?:\.1)?: cannot open shared object file|NVML Shared Library Not Found",
+              r"libnvidia-ml\.so(?:\.1)?: (?:cannot open shared object file|No such file)|NVML Shared Library Not Found",
               "libnvidia-ml.so.1 (NVML, injected by the NVIDIA container toolkit) is absent"),
     # torch raises this for (?<!`)cudaErrorInsufficientDriver with driver version 0, i.e. no libcuda at all
     Signature("torch-no-driver", "driver-libraries-missing", r"Found no NVIDIA driver on your system",

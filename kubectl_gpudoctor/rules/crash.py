@@ -8,7 +8,7 @@ from .. import podstate
 from ..crashrun import (failures, find, last_lines, log_ref, match_run, native_crash_lines, probe_kills, recent, run_log,
                         tail_match, where)
 from ..data.signals import NATIVE_CRASH, PROBE_FAILED, PROBE_KILL, SIGNAL_MEANING, STOPPING, signal_of
-from ..data.app_context import RUNTIME_NOT_FOUND
+from ..data.app_context import LOADER_ERROR, RUNTIME_NOT_FOUND
 from ..k8s import container_resources, controller_of, meta, spec
 from ..quantity import format_bytes
 from ..timeutil import human_duration, seconds_between
@@ -17,6 +17,9 @@ from .common import event_line, has_terminations, pod_events, status_line
 from .registry import DEFAULT, FALLBACK, GENERIC, SPECIFIC, Hit, Line, rule
 from .startup_evidence import container_events
 
+# nvidia-smi is never part of an image: a missing one means the NVIDIA runtime did not set the container up.
+SMI_FIX = ("Give container $container its GPU through the NVIDIA runtime (resources.limits nvidia.com/gpu, and "
+           "runtimeClassName where the cluster's GPU pods use one); nvidia-smi and the driver libraries come with it.")
 # Killed this soon after start, repeatedly: a start-up peak (weights read into RAM), not a leak.
 STARTUP_WINDOW_S = 300
 
@@ -139,7 +142,8 @@ def completed_under_controller(ev):
       remediation="Fix command/args of container $container to a program that exists in the image "
                   "(check with `kubectl debug` or `docker run --entrypoint sh <image>`), or use the image that has it.")
 def command_not_found(ev):
-    """Exit 127, or the runtime reports `executable file not found in $PATH` for the container's command (StartError)."""
+    """Exit 127 (not the dynamic loader's missing library), or the runtime reports `executable file not found in $PATH`
+    for the container's command (StartError)."""
     for c, cs, _ in podstate.all_container_states(ev.pod):
         term, wait = podstate.latest_termination(cs), podstate.waiting(cs)
         runtime = re.search(RUNTIME_NOT_FOUND, " ".join(x.get("message") or "" for x in (term, wait)))
@@ -148,6 +152,8 @@ def command_not_found(ev):
         shell = term.get("exitCode") == 127 and term.get("reason") != "OOMKilled"
         if not (runtime or shell) or (term and not runtime and not recent(ev, cs)):
             continue
+        if not runtime and match_run(ev, c, cs, term, "app-error", accept=lambda _, line: re.search(LOADER_ERROR, line)):
+            continue   # the dynamic loader's 127: the command exists, a library it needs does not
         log = term and (match_run(ev, c, cs, term, "command-not-found", accept=lambda m, _: m.groupdict().get("cmd"))
                         or match_run(ev, c, cs, term, "command-not-found"))
         missing = (runtime.group("cmd") or runtime.group("cmd2")) if runtime else (log[1].groupdict().get("cmd") if log else None)
@@ -155,8 +161,11 @@ def command_not_found(ev):
         cmd = " ".join((c.get("command") or []) + (c.get("args") or []))[:120] or "(the image's ENTRYPOINT)"
         what = f"`{missing}` does not exist in the image or is not in $PATH" if missing else "exit code 127 (command not found)"
         how = "the runtime could not start it" if runtime else "the shell could not find it"
-        return Hit(f"Container {c['name']} cannot run {cmd}: {what} ({how}).", lines, values={"container": c["name"]},
-                   rank=DEFAULT if missing == "nvidia-smi" else None)
+        smi = missing == "nvidia-smi"
+        return Hit(f"Container {c['name']} cannot run {cmd}: {what} ({how})."
+                   + (" Images do not ship nvidia-smi: the NVIDIA container runtime injects it, with the driver libraries, "
+                      "into a container that gets a GPU through it." if smi else ""), lines, values={"container": c["name"]},
+                   rank=DEFAULT if smi else None, fix=SMI_FIX if smi else None)
     return None
 
 

@@ -6,7 +6,7 @@ from ..k8s import container_gpus, containers
 from .common import has_terminations
 from .gpu_advice import driver_ok, node_labels, oom_advice
 from .gpu_crashlog import AMBIGUOUS, DRIVER_PRESENT, NO_GPU_RULES, crash_hit, crash_match, crashed, quote
-from .gpu_visibility import gpu_text, nvidia_gpus, smi_127, visibility_cause
+from .gpu_visibility import gpu_text, nvidia_gpus, smi_missing, visibility_cause
 from .registry import SPECIFIC, Unknown, rule
 
 # A GPU-specific reading of a generic symptom (exit 127 of nvidia-smi) beats the generic rule of equal rank.
@@ -44,7 +44,8 @@ def gpu_out_of_memory(ev):
                   "requests default to the same value); GPUs are allocated per container.",
       snippet="# container $container\nresources:\n  limits:\n    nvidia.com/gpu: 1")
 def gpu_not_requested(ev):
-    """A crashed container that requests no GPU logs that it found no GPU or no NVIDIA driver (or nvidia-smi exits 127)."""
+    """A crashed container that requests no GPU logs that it found no GPU or no NVIDIA driver, or nvidia-smi is not
+    found (exit 127, or the runtime's StartError `exec: "nvidia-smi": executable file not found in $PATH`)."""
     pod = ev.pod
     for c, cs, term, prev in crashed(ev):
         if container_gpus(c):
@@ -52,15 +53,16 @@ def gpu_not_requested(ev):
         m = crash_match(ev, c["name"], prev, NO_GPU_RULES + ("cuda-driver-too-old",),
                         accept=lambda x: (x.signature.rule in NO_GPU_RULES or x.signature.id == AMBIGUOUS)
                         and x.signature.id not in DRIVER_PRESENT)
-        if not m and not (prev is None and smi_127(c, term)):
+        smi = None if m else smi_missing(c, term, prev)
+        if not m and not smi:
             continue
         others = [x["name"] for x in containers(pod) if container_gpus(x)]
         note = f" (container {', '.join(others)} of this pod has the GPU; GPUs are per container)" if others else ""
-        smi = not m or m.signature.id == "nvidia-smi-not-found"
         return crash_hit(ev, c, cs, term, m,
                          f"Container {c['name']} looks for a GPU but requests none in resources.limits{note}: "
-                         f"{quote(m, c, term)}. Without a GPU request the device plugin allocates no GPU and the "
-                         "NVIDIA runtime injects no device or driver library.", rank=MORE_SPECIFIC if smi else None)
+                         f"{quote(m, c, term) if m else smi}. Without a GPU request the device plugin allocates no GPU and the "
+                         "NVIDIA runtime injects no device or driver library.",
+                         rank=MORE_SPECIFIC if smi or m.signature.id == "nvidia-smi-not-found" else None)
     return Unknown.from_gap(ev.gap("pods/log")) if ev.gap("pods/log") else None
 
 
@@ -97,7 +99,8 @@ def _short(cause: str) -> str:
                   "toolkit and device plugin on node $node.",
       snippet="kubectl get runtimeclass\nkubectl get pods -A -o wide --field-selector spec.nodeName=$node | grep -Ei 'device-plugin|toolkit'")
 def driver_libraries_missing(ev):
-    """A crashed GPU container cannot load libcuda.so.1 / libnvidia-ml.so.1, or nvidia-smi is not found (exit 127)."""
+    """A crashed GPU container cannot load libcuda.so.1 / libnvidia-ml.so.1, or nvidia-smi is not found (exit 127, or
+    the runtime's StartError `exec: "nvidia-smi": executable file not found in $PATH`)."""
     pod = ev.pod
     for c, cs, term, prev in crashed(ev):
         gpus = nvidia_gpus(c)
@@ -106,15 +109,16 @@ def driver_libraries_missing(ev):
         m = crash_match(ev, c["name"], prev, ("driver-libraries-missing", "cuda-driver-too-old"),
                         accept=lambda x: x.signature.rule != "cuda-driver-too-old" or (x.signature.id == AMBIGUOUS
                                                                                        and driver_ok(ev, c)))
-        if not m and not (prev is None and smi_127(c, term)):
+        smi = None if m else smi_missing(c, term, prev)
+        if not m and not smi:
             continue
         cause, fix, snippet, lines = visibility_cause(ev, pod, c, libs=True, m=m)
-        smi = not m or m.signature.id == "nvidia-smi-not-found"
         return crash_hit(ev, c, cs, term, m,
                          f"Container {c['name']} requests {gpu_text(gpus)} but "
                          + ("its NVIDIA driver libraries do not match the node's driver" if m and m.signature.id in DRIVER_PRESENT
-                            else "the NVIDIA driver files were not injected") + f": {quote(m, c, term)}. Cause: {cause}.",
-                         fix=fix, snippet=snippet, extra=lines, rank=MORE_SPECIFIC if smi else None)
+                            else "the NVIDIA driver files were not injected") + f": {quote(m, c, term) if m else smi}. "
+                         f"Cause: {cause}.", fix=fix, snippet=snippet, extra=lines,
+                         rank=MORE_SPECIFIC if smi or m.signature.id == "nvidia-smi-not-found" else None)
     return Unknown.from_gap(ev.gap("pods/log")) if ev.gap("pods/log") else None
 
 

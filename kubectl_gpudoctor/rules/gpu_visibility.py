@@ -7,6 +7,7 @@ from collections import Counter
 from typing import Optional
 
 from .. import gpustack, podstate
+from ..data.app_context import RUNTIME_NOT_FOUND
 from ..data.signatures_gpu import SIGNATURE_CAUSES
 from ..k8s import container_gpus, containers, name, namespace, spec
 from .registry import Line
@@ -25,10 +26,17 @@ def gpu_text(gpus: dict) -> str:
     return ", ".join(f"{r}: {n}" for r, n in sorted(gpus.items()))
 
 
-def smi_127(c, term) -> bool:
-    """nvidia-smi in the command and exit 127: with no log to say otherwise, the shell did not find nvidia-smi."""
+def smi_missing(c, term, prev) -> Optional[str]:
+    """What says nvidia-smi was not there, or None: the runtime's StartError `exec: "nvidia-smi": executable file
+    not found in $PATH` (it never started, so no log can say otherwise), or nvidia-smi in the command and exit 127
+    with no log of that run."""
+    runtime = re.search(RUNTIME_NOT_FOUND, term.get("message") or "")
+    if runtime and (runtime.group("cmd") or runtime.group("cmd2") or "").rsplit("/", 1)[-1] == "nvidia-smi":
+        return f"the runtime could not start it: {runtime.group(0)}"
     cmd = " ".join((c.get("command") or []) + (c.get("args") or []))
-    return "nvidia-smi" in cmd and term.get("exitCode") == 127 and term.get("reason") != "OOMKilled"
+    if prev is None and "nvidia-smi" in cmd and term.get("exitCode") == 127 and term.get("reason") != "OOMKilled":
+        return f"exit code 127 from `{cmd}`"
+    return None
 
 
 def env_value(c, key) -> Optional[str]:
