@@ -1,9 +1,11 @@
 """What a pod's status says: kubectl's STATUS column, container states, and whether the pod is healthy."""
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Dict, Iterator, List, Optional, Tuple
 
 from .k8s import condition, containers, meta, spec, status
+from .timeutil import seconds_between
 
 # Waiting reasons that mean "this will not get better by itself".
 FAILING_WAITING = {
@@ -113,8 +115,26 @@ def display_status(pod: dict) -> str:
     return reason
 
 
-def health(pod: dict) -> str:
-    """healthy | progressing | failing, judged from the status alone (rules explain why)."""
+# The scheduler binds a schedulable pod within seconds. Until it records a verdict on the pod (PodScheduled=False
+# with reason Unschedulable, or SchedulerError when a plugin failed) or a gate holds it, a young unscheduled pod
+# is still being scheduled (volume binding, the scheduling queue), not stuck.
+SCHEDULER_VERDICTS = ("Unschedulable", "SchedulerError")
+SCHEDULING_GRACE_S = 300
+
+
+def scheduler_judged(pod: dict, now: Optional[datetime] = None) -> bool:
+    """The scheduler has said why the pod waits, a scheduling gate holds it, or it has waited past the grace
+    period (always True without a clock or a creationTimestamp: nothing tells that it is young)."""
+    cond = condition(pod, "PodScheduled") or {}
+    if (cond.get("status") == "False" and cond.get("reason") in SCHEDULER_VERDICTS) or spec(pod).get("schedulingGates"):
+        return True
+    age = seconds_between(meta(pod).get("creationTimestamp"), now) if now else None
+    return age is None or age >= SCHEDULING_GRACE_S
+
+
+def health(pod: dict, now: Optional[datetime] = None) -> str:
+    """healthy | progressing | failing, judged from the status alone (rules explain why); `now` (the evidence
+    clock) lets a pod the scheduler has not judged yet count as progressing."""
     st = status(pod)
     phase = st.get("phase") or "Pending"
     if phase == "Succeeded":
@@ -124,7 +144,7 @@ def health(pod: dict) -> str:
     if meta(pod).get("deletionTimestamp"):
         return "progressing"   # Terminating: its containers stop on purpose (a stuck one is the node's problem)
     if phase == "Pending" and not is_scheduled(pod):
-        return "failing"
+        return "failing" if scheduler_judged(pod, now) else "progressing"
     for _, cs, _ in all_container_states(pod):
         if waiting(cs).get("reason") in FAILING_WAITING:
             return "failing"

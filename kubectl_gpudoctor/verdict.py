@@ -13,6 +13,7 @@ from .k8s import name, node_ready, spec
 from .rules import RULES
 from .evidence import Line
 from .rules.registry import PHASES, Hit, Rule, Unknown
+from .rules.scheduling_common import scaling_up
 from .timeutil import format_time
 from .workloads import WORKLOAD_KINDS
 
@@ -190,7 +191,9 @@ def diagnose_pod(ev: Evidence, ignore: Iterable[str] = ()) -> Diagnosis:
     pod = ev.pod or {}
     findings, checks = run_rules(ev, ignore)
     cause = root_cause(findings)
-    health = podstate.health(pod)
+    health = podstate.health(pod, ev.now())
+    if health == "failing" and podstate.is_unscheduled_pending(pod) and scaling_up(ev):
+        health = "progressing"   # a node autoscaler is adding a node for it: being served, not stuck
     status, summary = _status(findings, checks, cause, health, podstate.display_status(pod))
     nexts = _dedupe([c for f in order_findings(findings, cause) for c in f.next]
                     + pod_next_commands(ev))

@@ -5,13 +5,11 @@ import re
 
 from .. import placement
 from ..data import scheduling_gates
-from ..evidence import event_time
 from ..k8s import (allocatable, gpu_request, is_netdev_resource, labels, name, netdev_request,
                    node_resources, spec)
-from ..timeutil import seconds_between
-from .common import event_line, unscheduled
+from .common import unscheduled
 from .registry import SPECIFIC, Hit, Line, Unknown, rule
-from .scheduling_common import names, provisioning
+from .scheduling_common import names, with_scale_up
 
 
 def _wants_gpu(ev):
@@ -90,15 +88,9 @@ def gpu_not_advertised(ev):
                 f"advertises nothing." + _plugin_blocking_taints(looks))
     else:
         msg += " No node carries GPU labels either: the cluster has no GPU node right now (or the pool is at zero)."
-    severity, prov = None, provisioning(ev)
-    if prov:
-        lines.append(event_line(prov))
-        msg += f" A node autoscaler is bringing a node: {prov.get('message', '').strip()}"
-        age = seconds_between(event_time(prov), ev.now())
-        severity = "warning" if age is not None and age < 900 else None
     short = res.rsplit("/", 1)[-1].upper()
-    return Hit(msg, lines, severity=severity, values={"res": res, "short": short, "escaped": res.replace(".", "\\.")},
-               next=[f"kubectl gpudoctor node {name(n)}" for n in looks[:3]])
+    return with_scale_up(ev, Hit(msg, lines, values={"res": res, "short": short, "escaped": res.replace(".", "\\.")},
+                                 next=[f"kubectl gpudoctor node {name(n)}" for n in looks[:3]]))
 
 
 # The device plugin / GPU operator DaemonSets tolerate nvidia.com/gpu by default, not site-specific taints.

@@ -9,8 +9,9 @@ from typing import List, Optional
 from .. import placement, schedmsg
 from ..evidence import Evidence, Line, event_time
 from ..k8s import condition, labels, name, spec
-from ..timeutil import format_time, parse_time
+from ..timeutil import format_time, parse_time, seconds_between
 from .common import event_line, pod_events, unscheduled
+from .registry import Hit
 
 
 @dataclass
@@ -58,6 +59,30 @@ def provisioning(ev: Evidence) -> Optional[dict]:
     e.g. `pod triggered scale-up: [{gpu-pool 0->1 (max: 4)}]`; Karpenter `Nominated`)."""
     found = pod_events(ev, ("TriggeredScaleUp", "Nominated"))
     return found[-1] if found else None
+
+
+# A GPU node takes minutes to join (boot, driver, device plugin); a scale-up older than this did not help.
+SCALE_UP_WINDOW_S = 15 * 60
+
+
+def scaling_up(ev: Evidence) -> Optional[dict]:
+    """The autoscaler's event when it acted for the pod within the window: the pod is being served, not stuck."""
+    prov = provisioning(ev)
+    age = seconds_between(event_time(prov), ev.now()) if prov else None
+    return prov if age is not None and age < SCALE_UP_WINDOW_S else None
+
+
+def with_scale_up(ev: Evidence, hit: Hit) -> Hit:
+    """Quote the autoscaler's scale-up on a capacity finding; while it is recent the finding is a warning."""
+    prov = provisioning(ev)
+    if prov is None:
+        return hit
+    hit.evidence.append(event_line(prov))
+    hit.message += f" A node autoscaler is bringing a node: {(prov.get('message') or '').strip()}"
+    if scaling_up(ev):
+        hit.severity = "warning"
+        hit.summary = f"{hit.summary or hit.message.split('. ')[0].rstrip('.')}; a node autoscaler is adding a node"
+    return hit
 
 
 def wants_device(ev: Evidence) -> bool:

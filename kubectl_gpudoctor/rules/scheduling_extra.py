@@ -7,7 +7,7 @@ from ..quantity import format_bytes
 from ..timeutil import human_duration, seconds_between
 from .common import unscheduled
 from .registry import DEFAULT, GENERIC, Hit, Line, Unknown, rule
-from .scheduling_common import scheduler_word, wants_device
+from .scheduling_common import scheduler_word, wants_device, with_scale_up
 
 CORE_REASONS = r"^Insufficient (cpu|memory|ephemeral-storage|hugepages-\S+)$|^Too many pods$"
 
@@ -24,7 +24,9 @@ def _amount(res, value):
                   "by the pods listed; lower the request if the workload can run on fewer GPUs.",
       snippet="kubectl get pods -A --field-selector spec.nodeName=$candidate -o wide   # who holds the GPUs")
 def insufficient_gpu(ev):
-    """The scheduler says `Insufficient <gpu resource>`, or nodes advertise it but none the pod may use has enough free."""
+    """The scheduler says `Insufficient <gpu resource>` or no node the pod may use has enough free (warning while an autoscaler adds a node).
+
+    A node autoscaler's TriggeredScaleUp or Nominated event for the pod in the last 15 minutes makes it a warning."""
     said = scheduler_word(ev)
     claims = [(n, r) for n, r in schedmsg.insufficient_resources(said.parsed) if is_gpu_resource(r)] \
         if said and said.parsed else []
@@ -32,9 +34,9 @@ def insufficient_gpu(ev):
         if not claims:
             return Unknown.from_gap(ev.gap("nodes"))
         text = ", ".join(f"{n} node(s) Insufficient {r}" for n, r in claims)
-        return Hit(f"The scheduler reports {text} (of {said.parsed.total}). The nodes could not be read, so this "
-                   f"may also mean that no node advertises the resource at all.", [said.line],
-                   values={"candidate": "<node>"})
+        return with_scale_up(ev, Hit(f"The scheduler reports {text} (of {said.parsed.total}). The nodes could not "
+                                     f"be read, so this may also mean that no node advertises the resource at all.",
+                                     [said.line], values={"candidate": "<node>"}))
     views = placement.analyse(ev, ev.pod)
     if not views:
         return None  # nothing advertises it: gpu-not-advertised / mig-profile-mismatch / rdma-not-advertised
@@ -45,7 +47,7 @@ def insufficient_gpu(ev):
     if room and not claims:
         gap = ev.gap("pods")
         return Unknown(gap.needs() if gap else "not checked: the pods on the GPU nodes were not listed")
-    return _shortage_hit(ev, views, pool, said if claims else None)
+    return with_scale_up(ev, _shortage_hit(ev, views, pool, said if claims else None))
 
 
 def _shortage_hit(ev, views, pool, said):
