@@ -35,14 +35,20 @@ def identity(pod: dict) -> List[str]:
 
 def component_of(pod: dict) -> Optional[go.Component]:
     ids = identity(pod)
+    images = [c.get("image") or "" for c in containers(pod)]
     for comp in go.COMPONENTS:
         rx = re.compile(comp.pattern)
         if any(rx.search(s) for s in ids):
-            return comp
-    images = " ".join(c.get("image") or "" for c in containers(pod))
-    if re.search(go.DEVICE_PLUGIN_IMAGES, images) and (controller_of(pod) or {}).get("kind") == "DaemonSet":
+            return None if comp.device_plugin and not_gpu_plugin(ids + images) else comp
+    if re.search(go.DEVICE_PLUGIN_IMAGES, " ".join(images)) and (controller_of(pod) or {}).get("kind") == "DaemonSet":
         return go.COMPONENT_BY_KEY["device-plugin"]
     return None
+
+
+def not_gpu_plugin(names: List[str]) -> bool:
+    """A device plugin for network devices or other accelerators (SR-IOV, RDMA, EFA, Gaudi, ...), not for GPUs."""
+    rx = re.compile(go.NOT_GPU_PLUGINS)
+    return any(rx.search(n.rsplit("@", 1)[0]) for n in names)
 
 
 def vendor_of(pod: dict) -> str:

@@ -58,6 +58,15 @@ IDENTITY_LABELS = ("app", "name", "k8s-app", "app.kubernetes.io/name", "app.kube
 # image since k8s-device-plugin v0.15, so the name patterns above are tried first).
 DEVICE_PLUGIN_IMAGES = r"k8s-device-plugin|nvidia-gpu-device-plugin|rocm/k8s-device-plugin|intel-gpu-plugin"
 
+# Device plugins for other hardware share the `device-plugin` naming and run on GPU nodes: network devices
+# (k8snetworkplumbingwg/sriov-network-device-plugin `kube-sriov-device-plugin-amd64`, app sriovdp; Mellanox
+# k8s-rdma-shared-dev-plugin `rdma-shared-dp-ds`; aws-efa-k8s-device-plugin; InfiniBand), other accelerators
+# (habanalabs-device-plugin, AWS neuron-device-plugin, GKE tpu-device-plugin, FPGA/QAT/DLB/DSA/IAA/SGX plugins
+# of intel-device-plugins-for-kubernetes) and generic ones (smarter-device-manager, squat generic-device-plugin,
+# KubeVirt). Tokens are matched between separators so that e.g. `default` is not `efa`.
+NOT_GPU_PLUGINS = (r"(?i)(^|[-_./:])(sriov|sriovdp|sriov-network|rdma|efa|infiniband|ib|habana|habanalabs|gaudi|neuron|"
+                   r"tpu|fpga|xilinx|qat|dlb|dsa|iaa|sgx|vfio|kubevirt|hostdev|smarter|generic)(?=[-_./:]|$)")
+
 # Which vendor a device plugin serves (from its names and image) and the resources it advertises.
 VENDOR_HINTS = (("amd", r"amdgpu|amd-gpu|amd-device|rocm"), ("intel", r"intel"), ("nvidia", r"."))
 VENDOR_NAMES = {"nvidia": "NVIDIA", "amd": "AMD", "intel": "Intel"}
