@@ -10,7 +10,7 @@ from typing import Iterator, List, Optional, Tuple
 from . import logscan, podstate
 from .data.log_signatures import SIGNATURES
 from .data.signals import NATIVE_CRASH_LINE, PROBE_KILL
-from .data.log_regions import ERRORISH, NOT_FATAL, SUCCESS, TRACEBACK
+from .data.log_regions import ELASTIC_REPORT, ERRORISH, LINE_PREFIX, NOT_FATAL, SUCCESS, TRACEBACK, WRAPPER
 from .evidence import Evidence, Line
 from .timeutil import parse_time, seconds_between
 
@@ -18,7 +18,8 @@ from .timeutil import parse_time, seconds_between
 # followed by a Ready container, is history, not the current problem; so is one followed by an hour of running
 # without becoming Ready (that is a readiness problem, not the old crash).
 RECOVERED_AFTER_S, UNREADY_HISTORY_S = 600, 3600
-_ERRORISH, _TRACEBACK, _SUCCESS, _NOT_FATAL = (re.compile(p) for p in (ERRORISH, TRACEBACK, SUCCESS, NOT_FATAL))
+_ERRORISH, _TRACEBACK, _SUCCESS, _NOT_FATAL, _WRAPPER, _PREFIX, _REPORT = (
+    re.compile(p) for p in (ERRORISH, TRACEBACK, SUCCESS, NOT_FATAL, WRAPPER, LINE_PREFIX, ELASTIC_REPORT))
 _MAX_BLOCK, _MAX_GAP, _MAX_TRAILING = 150, 2, 15
 
 
@@ -73,7 +74,8 @@ def _is_failure_line(line: str) -> bool:
 
 def failure_block(text: str) -> List[Tuple[int, str]]:
     """[(lineno, line)] of the failure region at the end of a log: the last error/traceback lines, reaching
-    back over at most two ordinary lines and never past a line saying a connection or start succeeded.
+    back over at most two ordinary lines (torchrun's per-rank failure report is not counted) and never past a line
+    saying a connection or start succeeded.
     Empty when the log has no failure line near its end (the process was killed, or printed nothing)."""
     lines = logscan.clean(text or "").split("\n")
     end = len(lines)
@@ -82,7 +84,7 @@ def failure_block(text: str) -> List[Tuple[int, str]]:
     start, gap, seen = end, 0, False
     for i in range(end - 1, max(-1, end - 1 - _MAX_BLOCK), -1):
         line = lines[i]
-        if not line.strip():
+        if not line.strip() or _REPORT.search(line):
             continue
         if _is_failure_line(line) or (seen and _TRACEBACK.search(line)):
             start, gap, seen = i, 0, True
@@ -138,6 +140,16 @@ def status_match(cs: dict, rule_id: str):
             if m:
                 return field, record, m
     return None
+
+
+def not_wrapper(_, line: str) -> bool:
+    """For find(accept=): the line is not an exception that only wraps a root cause printed above it."""
+    return not _WRAPPER.search(line)
+
+
+def unprefixed(text: str) -> str:
+    """A log line without its timestamp, process and logger prefixes."""
+    return _PREFIX.sub("", text, count=1).strip() or text
 
 
 def tail_match(ev: Evidence, rule_id: str, lines: int = 40):

@@ -1,7 +1,7 @@
 """Real-world wording of crash causes maps to the right rule, and the failure region of a log is the crash's own."""
 import pytest
 
-from kubectl_gpudoctor.crashrun import block_matches, failure_block, native_crash_lines
+from kubectl_gpudoctor.crashrun import block_matches, failure_block, native_crash_lines, not_wrapper, unprefixed
 
 # (line as printed by the runtime/library, rule it must support); sources in data/signatures_app.py and signatures_remote.py.
 WORDING = [
@@ -127,3 +127,54 @@ def test_native_crash_lines_show_the_crashing_frame():
                      "  File \"faiss/swigfaiss.py\", line 12247 in index_cpu_to_gpu", "  File \"main.py\", line 3 in main"])
     assert native_crash_lines(log)[:2] == ["Fatal Python error: Segmentation fault",
                                            "File \"faiss/swigfaiss.py\", line 12247 in index_cpu_to_gpu"]
+
+
+# vLLM V1 puts a process tag before its logger tag (vllm-project/vllm#47415, #15469); the dynamic loader's 127.
+APP_ERROR_WORDING = [
+    "(Worker_TP0 pid=321) ERROR 04-23 09:57:19 [multiproc_executor.py:671] RuntimeError: Unexpected error from "
+    "cudaGetDeviceCount(). Error 802: system not yet initialized",
+    "(VllmWorker rank=1 pid=12231) ERROR 03-25 21:13:53 multiproc_executor.py:374] ValueError: To serve at least one request",
+    "(EngineCore_DP0 pid=188) ERROR 04-23 09:57:21 [core.py:708] Exception: WorkerProc initialization failed",
+    "[rank0]: RuntimeError: CUDA error: an illegal memory access was encountered",
+    "/server: error while loading shared libraries: libgomp.so.1: cannot open shared object file: No such file or directory",
+    "Error loading shared library libstdc++.so.6: No such file or directory (needed by /app/server)",
+]
+
+
+@pytest.mark.parametrize("line", APP_ERROR_WORDING)
+def test_prefixed_and_loader_errors_are_app_errors(line):
+    assert any(True for _ in block_matches([(1, line)], "app-error")), line
+
+
+WRAPPERS = [
+    "(APIServer pid=1) RuntimeError: Engine core initialization failed. See root cause above. Failed core proc(s): {}",
+    "Exception: WorkerProc initialization failed due to an exception in a background process. See stack trace for root cause.",
+    "RuntimeError: Engine process failed to start. See stack trace for the root cause.",
+    "RuntimeError: ('Worker failed with error %s, please check the stack trace above for the root cause', 'CUDA error')",
+    "torch.distributed.elastic.multiprocessing.errors.ChildFailedError: ",
+    "E0801 13:23:20.000000 32974 torch/distributed/elastic/multiprocessing/api.py:874] failed (exitcode: 1) local_rank: 3 "
+    "(pid: 33054) of binary: /usr/bin/python3",
+    "ERROR:torch.distributed.elastic.multiprocessing.api:failed (exitcode: 1) local_rank: 0 (pid: 1622990) of binary: /usr/bin/python",
+]
+
+
+@pytest.mark.parametrize("line", WRAPPERS)
+def test_wrapper_exceptions_are_recognised(line):
+    assert not not_wrapper(None, line)
+    assert not_wrapper(None, "[rank0]: ValueError: expected sequence of length 512 at dim 1 (got 317)")
+
+
+def test_failure_region_reaches_over_the_torchrun_report():
+    table = ["=" * 60, "train.py FAILED", "-" * 60, "Failures:"]
+    for rank in (1, 2, 3):
+        table += [f"[{rank}]:", "  time      : 2023-09-04_10:10:23", "  host      : ubuntu", f"  rank      : {rank} (local_rank: {rank})",
+                  f"  exitcode  : 1 (pid: 366903{rank})", "  error_file: <N/A>",
+                  "  traceback : To enable traceback see: https://pytorch.org/docs/stable/elastic/errors.html"]
+    log = "\n".join(["[rank0]: KeyError: 'backend'", "Traceback (most recent call last):", "    raise ChildFailedError(",
+                     "torch.distributed.elastic.multiprocessing.errors.ChildFailedError: "] + table + ["=" * 60])
+    assert "[rank0]: KeyError: 'backend'" in [l for _, l in failure_block(log)]
+
+
+def test_unprefixed_drops_process_and_logger_tags():
+    assert unprefixed(APP_ERROR_WORDING[0]).startswith("RuntimeError: Unexpected error")
+    assert unprefixed("[rank0]: RuntimeError: x") == "RuntimeError: x"

@@ -18,3 +18,25 @@ TRACEBACK = (r"^\s|^File \"|^Traceback|^During handling|^The above exception|^\^
 # A line that says a connection or start-up step succeeded: a crash region never reaches back past it.
 SUCCESS = (r"(?i)\b(?:connected|connection established|established connection|ready|listening|started|loaded|succeeded|success)\b"
            r"|\"(?:GET|POST) /\S* HTTP/[\d.]+\" 200")
+
+# Exceptions that only wrap a root cause printed above them; app-error quotes the real error instead. vLLM V1
+# "RuntimeError: Engine core initialization failed. See root cause above. Failed core proc(s): {}" (gpustack/gpustack#2723),
+# "Exception: WorkerProc initialization failed due to an exception in a background process. See stack trace for root
+# cause." and "WorkerProc failed to start." (vllm-project/vllm#18455, #47415), "EngineCore failed to start."; vLLM V0
+# "RuntimeError: Engine process failed to start. See stack trace for the root cause." (vllm-project/vllm#11994);
+# "RuntimeError: Worker failed with error '...', please check the stack trace above for the root cause"
+# (vllm-project/vllm#16655, #17693); torchrun's "torch.distributed.elastic.multiprocessing.errors.ChildFailedError:" and
+# "failed (exitcode: 1) local_rank: 0 (pid: 52) of binary" (E0801 glog, "ERROR:torch.distributed..." and "[ERROR]" forms).
+WRAPPER = (r"Engine core initialization failed\. See root cause above|Engine process failed to start\. See stack trace"
+           r"|WorkerProc initialization failed due to an exception|WorkerProc failed to start|EngineCore failed to start"
+           r"|Worker failed with error .*please check the stack trace above|elastic\.multiprocessing\.errors\.ChildFailedError"
+           r"|failed \(exitcode: -?\d+\) local_rank: \d+")
+# torchrun's report after ChildFailedError, one block per failed rank (Vision-CAIR/MiniGPT-4#237, hpcaitech/ColossalAI#3571):
+# neither a failure line nor program output, so the failure region reaches over it to the ranks' own errors above.
+ELASTIC_REPORT = (r"^(?:={20,}|-{20,}|\S+ FAILED|Failures:|Root Cause \(first observed failure\):|\s*<NO_OTHER_FAILURES>"
+                  r"|\[\d+\]:|\s+(?:time|host|rank|exitcode|error_file|traceback)\s*:.*)\s*$")
+
+# Per-process and logger prefixes before the message: kubectl --timestamps, vLLM's "(APIServer pid=1) " /
+# "(Worker_TP0 pid=321) ", torch.distributed's "[rank0]: ", vLLM's logger tag "ERROR 04-23 09:57:19 [core.py:708] ".
+LINE_PREFIX = (r"^(?:\d{4}-\d\d-\d\dT\S+\s)?(?:\([^)]*pid=\d+[^)]*\) ?|\[rank\d+\]: ?"
+               r"|(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) [\d-]+ [\d:.]+ (?:\[)?[\w.]+:\d+\]? )*")

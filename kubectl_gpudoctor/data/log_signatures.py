@@ -17,7 +17,7 @@ class Signature:
 GENERIC = (
     # --- generic application errors (app-error quotes them when nothing specific explains the crash)
     Signature("python-exception", "app-error",
-              r"^(?:[A-Za-z_][\w.]*\.)?[A-Z]\w*(?:Error|Exception|Exit|Interrupt)(?::\s.*)?$",
+              r"^(?:[A-Za-z_][\w.]*\.)?(?:[A-Z]\w*(?:Error|Exception|Exit|Interrupt)|Exception)(?::\s.*)?$",
               "an uncaught Python exception (the last line of a traceback)"),
     Signature("go-panic", "app-error", r"^panic: .+", "a Go panic"),
     Signature("java-exception", "app-error", r"^Exception in thread \".+\" .+", "an uncaught Java exception"),
@@ -35,9 +35,12 @@ GENERIC = (
 # Generic application errors behind a logger/process prefix; listed after the specific application signatures.
 PREFIXED = (
     # --- Python exceptions behind log prefixes (app-error quotes them when nothing specific explains the crash)
+    # The prefixes stack: vLLM V1 puts the process tag before the logger tag, e.g. "(Worker_TP0 pid=321) ERROR
+    # 04-23 09:57:19 [multiproc_executor.py:671] RuntimeError: ..." (vllm-project/vllm#47415, #28910), older
+    # "(VllmWorker rank=1 pid=12231) ERROR 03-25 21:13:53 multiproc_executor.py:374] ..." (vllm-project/vllm#15469).
     Signature("python-exception-prefixed", "app-error",
-              r"^(?:\(\w+ pid=\d+\) |\[rank\d+\]: |(?:ERROR|CRITICAL) [\d-]+ [\d:]+ (?:\[)?[\w.]+:\d+\]? )"
-              r"(?:[A-Za-z_][\w.]*\.)?[A-Z]\w*(?:Error|Exception)(?::\s.*)?$",
+              r"^(?:\([^)]*pid=\d+[^)]*\) ?|\[rank\d+\]: ?|(?:ERROR|CRITICAL) [\d-]+ [\d:.]+ (?:\[)?[\w.]+:\d+\]? )+"
+              r"(?:[A-Za-z_][\w.]*\.)?(?:[A-Z]\w*(?:Error|Exception)|Exception)(?::\s.*)?$",
               "an uncaught Python exception behind a logger/process prefix"),
 )
 

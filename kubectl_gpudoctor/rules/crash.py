@@ -5,8 +5,8 @@ from __future__ import annotations
 import re
 
 from .. import podstate
-from ..crashrun import (failures, find, last_lines, log_ref, match_run, native_crash_lines, probe_kills, recent, run_log,
-                        tail_match, where)
+from ..crashrun import (failures, find, last_lines, log_ref, match_run, native_crash_lines, not_wrapper, probe_kills, recent,
+                        run_log, tail_match, unprefixed, where)
 from ..data.signals import NATIVE_CRASH, PROBE_FAILED, PROBE_KILL, SIGNAL_MEANING, STOPPING, signal_of
 from ..data.app_context import LOADER_ERROR, RUNTIME_NOT_FOUND
 from ..k8s import container_resources, controller_of, meta, spec
@@ -174,17 +174,18 @@ def command_not_found(ev):
       remediation="Read the quoted line: it is the application's own error; fix its cause in the code, "
                   "arguments or configuration of container $container.")
 def app_error(ev):
-    """A container exited non-zero and its log ends with an error or exception line that no specific rule explains."""
-    found = find(ev, "app-error") or tail_match(ev, "app-error")
+    """A container exited non-zero and its log ends with an error or exception line that no specific rule explains
+    (the real error above an exception that only wraps it, such as vLLM's "Engine core initialization failed")."""
+    found = find(ev, "app-error", accept=not_wrapper) or find(ev, "app-error") or tail_match(ev, "app-error")
     if not found:
         return None
     c, cs, term, _, line, _ = found
     if term.get("reason") == "OOMKilled":
         return None
-    code = term.get("exitCode")
-    return Hit(f"Container {c['name']} exited with code {code}; its log says: {line.text[:300]}",
+    code, said = term.get("exitCode"), unprefixed(line.text)
+    return Hit(f"Container {c['name']} exited with code {code}; its log says: {said[:300]}",
                [status_line(c["name"], where(cs, term), term), line], values={"container": c["name"]},
-               summary=f"Container {c['name']} exited with code {code}: {line.text[:160]}")
+               summary=f"Container {c['name']} exited with code {code}: {said[:160]}")
 
 
 # The back-off clock registers after the rules above (it is the fallback of the crash phase).
