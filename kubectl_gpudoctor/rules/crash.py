@@ -22,6 +22,9 @@ SMI_FIX = ("Give container $container its GPU through the NVIDIA runtime (resour
            "runtimeClassName where the cluster's GPU pods use one); nvidia-smi and the driver libraries come with it.")
 # Killed this soon after start, repeatedly: a start-up peak (weights read into RAM), not a leak.
 STARTUP_WINDOW_S = 300
+# A kill is history (a warning) once the container has been Running and Ready past the kubelet's back-off reset for
+# twice the run that ended in it (a leak that needed 6 h comes back within 6 h), or for a day whatever that run was.
+SETTLED_S = 86400
 
 
 @rule("oom-killed", phase="crash", severity="critical", rank=SPECIFIC, applies=has_terminations,
@@ -31,7 +34,8 @@ STARTUP_WINDOW_S = 300
                   "format conversions in a separate Job.",
       snippet="# container $container\nresources:\n  requests:\n    memory: $suggested\n  limits:\n    memory: $suggested")
 def oom_killed(ev):
-    """A container's termination record says OOMKilled: the kernel's OOM killer ended it (limit reached, or node full)."""
+    """A container's termination record says OOMKilled: the kernel's OOM killer ended it (limit reached, or node full).
+    A warning once the container has been Running and Ready for a day since, or for twice the run that ended in the kill."""
     for c, cs, init in podstate.all_container_states(ev.pod):
         term = podstate.latest_termination(cs)
         if term.get("reason") != "OOMKilled":
@@ -59,7 +63,7 @@ def oom_killed(ev):
         fix = None if limit else ("Set requests.memory and limits.memory of container $container to its measured peak "
                                   "(kubectl top pod, container_memory_working_set_bytes) so the scheduler reserves it.")
         up = seconds_between(((cs.get("state") or {}).get("running") or {}).get("startedAt"), ev.now())
-        old = not recent(ev, cs) and up is not None and ran is not None and up > 2 * max(ran, STARTUP_WINDOW_S)
+        old = not recent(ev, cs) and up is not None and (up >= SETTLED_S or ran is not None and up > 2 * max(ran, STARTUP_WINDOW_S))
         note = f" Running and Ready for {human_duration(up)} since: a past kill to watch." if old else ""
         return Hit(f"{summary}. The pattern is {pattern}.{note}", lines, fix=fix, summary=summary,
                    severity="warning" if old else None,
