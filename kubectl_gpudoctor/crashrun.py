@@ -12,6 +12,7 @@ from .data.log_signatures import SIGNATURES
 from .data.signals import NATIVE_CRASH_LINE, PROBE_KILL
 from .data.log_regions import ELASTIC_REPORT, ERRORISH, LINE_PREFIX, NOT_FATAL, SUCCESS, TRACEBACK, WRAPPER
 from .evidence import Evidence, Line
+from .k8s import is_terminated
 from .timeutil import parse_time, seconds_between
 
 # The kubelet resets a container's crash-loop back-off after 10 minutes of running: a crash older than that,
@@ -38,11 +39,17 @@ def recent(ev: Evidence, cs: dict) -> bool:
     return up is None or up < (RECOVERED_AFTER_S if cs.get("ready") else UNREADY_HISTORY_S)
 
 
+def stopped_sidecar(pod: dict, c: dict, init: bool) -> bool:
+    """A native sidecar (an init container with restartPolicy: Always) of a finished pod: the kubelet stopped it when the
+    main containers ended (SIGTERM, SIGKILL after the grace period), and its exit code does not count (KEP-753)."""
+    return init and c.get("restartPolicy") == "Always" and is_terminated(pod)
+
+
 def failures(ev: Evidence) -> Iterator[Tuple[dict, dict, dict, bool]]:
     """(container, status, termination record, is_init) for every container whose last run ended and still matters."""
     for c, cs, init in podstate.all_container_states(ev.pod):
         term = podstate.latest_termination(cs)
-        if term and recent(ev, cs):
+        if term and recent(ev, cs) and not stopped_sidecar(ev.pod, c, init):
             yield c, cs, term, init
 
 

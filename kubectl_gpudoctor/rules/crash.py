@@ -6,7 +6,7 @@ import re
 
 from .. import podstate
 from ..crashrun import (failures, find, last_lines, log_ref, match_run, native_crash_lines, not_wrapper, probe_kills, recent,
-                        run_log, tail_match, unprefixed, where)
+                        run_log, stopped_sidecar, tail_match, unprefixed, where)
 from ..data.signals import NATIVE_CRASH, PROBE_FAILED, PROBE_KILL, SIGNAL_MEANING, STOPPING, signal_of
 from ..data.app_context import LOADER_ERROR, RUNTIME_NOT_FOUND
 from ..k8s import container_resources, controller_of, meta, spec
@@ -38,7 +38,7 @@ def oom_killed(ev):
     A warning once the container has been Running and Ready for a day since, or for twice the run that ended in the kill."""
     for c, cs, init in podstate.all_container_states(ev.pod):
         term = podstate.latest_termination(cs)
-        if term.get("reason") != "OOMKilled":
+        if term.get("reason") != "OOMKilled" or stopped_sidecar(ev.pod, c, init):
             continue
         limit = ((c.get("resources") or {}).get("limits") or {}).get("memory")
         request = container_resources(c).get("memory")
@@ -148,7 +148,9 @@ def completed_under_controller(ev):
 def command_not_found(ev):
     """Exit 127 (not the dynamic loader's missing library), or the runtime reports `executable file not found in $PATH`
     for the container's command (StartError)."""
-    for c, cs, _ in podstate.all_container_states(ev.pod):
+    for c, cs, init in podstate.all_container_states(ev.pod):
+        if stopped_sidecar(ev.pod, c, init):
+            continue
         term, wait = podstate.latest_termination(cs), podstate.waiting(cs)
         runtime = re.search(RUNTIME_NOT_FOUND, " ".join(x.get("message") or "" for x in (term, wait)))
         if runtime and (runtime.group("cmd") or runtime.group("cmd2") or "").rsplit("/", 1)[-1].startswith("nvidia-container"):

@@ -7,6 +7,7 @@ from datetime import timedelta
 
 from .. import podstate
 from ..crashrun import recent
+from ..k8s import is_terminated
 from ..timeutil import format_time, human_duration, parse_duration, parse_time
 from .common import has_restarts
 from .registry import FALLBACK, Hit, Line, rule
@@ -16,7 +17,12 @@ BACKOFF_INITIAL_S, BACKOFF_MAX_S = 10, 300
 _BACKOFF_MSG = re.compile(r"back-off (\S+) restarting failed container")
 
 
-@rule("crash-backoff", phase="crash", severity="info", rank=FALLBACK, applies=has_restarts,
+def _can_restart(ev) -> bool:
+    """A container restarted and the pod can still restart it: not Succeeded or Failed, where no next attempt comes."""
+    return has_restarts(ev) and not is_terminated(ev.pod)
+
+
+@rule("crash-backoff", phase="crash", severity="info", rank=FALLBACK, applies=_can_restart,
       title="Crash-loop back-off clock",
       remediation="After fixing the cause, delete the pod (`kubectl delete pod $pod -n $namespace`) so its "
                   "controller recreates it now instead of waiting out the back-off.")

@@ -6,6 +6,7 @@ import re
 from typing import Iterable, Optional
 
 from .. import logscan, podstate
+from ..crashrun import stopped_sidecar
 from ..data.log_signatures import SIGNATURES
 from ..data.signatures_gpu import NOTICE
 from ..k8s import name
@@ -41,10 +42,10 @@ _ORDER = {sig.id: i for i, sig in enumerate(SIGNATURES)}
 
 def crashed(ev):
     """(container, status, termination, log key) for containers (init ones too) whose latest run exited non-zero
-    and still matters; the log key says which log (previous or not) holds that run, None when none was read."""
-    for c, cs, _ in podstate.all_container_states(ev.pod):
+    and still matters (not a native sidecar the kubelet stopped when the pod finished); the log key says which log (previous or not) holds that run, None when none was read."""
+    for c, cs, init in podstate.all_container_states(ev.pod):
         term = podstate.latest_termination(cs)
-        if term and term.get("exitCode", 0) != 0 and not _recovered(ev, cs):
+        if term and term.get("exitCode", 0) != 0 and not _recovered(ev, cs) and not stopped_sidecar(ev.pod, c, init):
             yield c, cs, term, _run_log(ev, c["name"], cs, term)
 
 
