@@ -68,6 +68,12 @@ def component_pods(ev: Evidence, node: dict) -> List[Tuple[go.Component, dict]]:
     return sorted(found, key=lambda cp: (cp[0].stage, go.COMPONENTS.index(cp[0]), name(cp[1])))
 
 
+def dra_plugin_pods(ev: Evidence, node: dict) -> List[dict]:
+    """Kubelet-plugin pods of a DRA driver on the node (they publish the node's devices as ResourceSlices)."""
+    rx = re.compile(go.DRA_PLUGIN_PODS)
+    return [p for p in ev.pods_on(name(node)) if any(rx.search(s) for s in identity(p))]
+
+
 def device_plugin_pods(ev: Evidence, node: dict, vendors: Set[str]) -> List[dict]:
     return [p for c, p in component_pods(ev, node) if c.device_plugin and vendor_of(p) in vendors]
 

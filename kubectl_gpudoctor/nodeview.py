@@ -63,6 +63,43 @@ def advertised(node: dict, vendor: str) -> Dict[str, int]:
     return {r: allocatable(node, r) for r in vendor_resources(node, vendor) if allocatable(node, r) > 0}
 
 
+def dra_slices(ev: Evidence, node: dict, vendor: str) -> List[dict]:
+    """ResourceSlices in which the vendor's GPU DRA driver publishes this node's devices."""
+    driver = go.DRA_GPU_DRIVERS.get(vendor)
+    return [s for s in ev.all("ResourceSlice")
+            if (s.get("spec") or {}).get("nodeName") == name(node) and (s.get("spec") or {}).get("driver") == driver]
+
+
+def dra_devices(ev: Evidence, node: dict, vendor: str) -> int:
+    """How many GPUs (or GPU partitions) the vendor's DRA driver publishes for this node: with DRA the GPUs
+    are not an extended resource, so allocatable shows none while they are schedulable."""
+    return sum(len((s.get("spec") or {}).get("devices") or []) for s in dra_slices(ev, node, vendor))
+
+
+def _dra_claims(ev: Evidence, node: dict, vendor: str) -> List[Tuple[dict, int]]:
+    """(ResourceClaim, devices it holds) for claims allocated devices of those slices (status.allocation)."""
+    mine = {((s.get("spec") or {}).get("pool") or {}).get("name") for s in dra_slices(ev, node, vendor)}
+    driver = go.DRA_GPU_DRIVERS.get(vendor)
+    out = []
+    for c in ev.all("ResourceClaim"):
+        results = (((c.get("status") or {}).get("allocation") or {}).get("devices") or {}).get("results") or []
+        held = sum(1 for r in results if r.get("driver") == driver and r.get("pool") in mine)
+        if held:
+            out.append((c, held))
+    return out
+
+
+def dra_allocated(ev: Evidence, node: dict, vendor: str) -> int:
+    """Devices of those slices that ResourceClaims hold."""
+    return sum(n for _, n in _dra_claims(ev, node, vendor))
+
+
+def dra_holders(ev: Evidence, node: dict, vendor: str) -> Set[Tuple[str, str]]:
+    """(namespace, pod) the claims holding those devices are reserved for."""
+    return {(namespace(c), r.get("name")) for c, _ in _dra_claims(ev, node, vendor)
+            for r in (c.get("status") or {}).get("reservedFor") or [] if r.get("resource") == "pods"}
+
+
 def gpu_facts(node: dict) -> Dict[str, object]:
     """GPU feature discovery's labels: product, count, memory, driver and CUDA versions, MIG strategy and state."""
     lab = labels(node)
@@ -96,7 +133,7 @@ def resource_rows(ev: Evidence, node: dict) -> List[dict]:
     st = status(node)
     names = sorted(r for r in set(st.get("capacity") or {}) | set(st.get("allocatable") or {}) if _device_resource(r))
     for vendor in gpu_vendors(node):   # a GPU node that advertises nothing still shows its GPU resource, at 0
-        if not vendor_resources(node, vendor):
+        if not vendor_resources(node, vendor) and not dra_devices(ev, node, vendor):
             names.append(go.VENDOR_DEFAULT_RESOURCE[vendor])
     names.sort(key=lambda r: (not is_gpu_resource(r), not r.startswith("rdma/"), r))
     rows = []
@@ -105,6 +142,12 @@ def resource_rows(ev: Evidence, node: dict) -> List[dict]:
         alloc = allocatable(node, res)
         rows.append({"resource": res, "capacity": capacity(node, res), "allocatable": alloc,
                      "requested": req, "free": alloc - req if req is not None else None})
+    for vendor in sorted(gpu_vendors(node)):   # GPUs a DRA driver publishes: devices, and those claims hold
+        count = dra_devices(ev, node, vendor)
+        if count:
+            held = dra_allocated(ev, node, vendor) if ev.readable("resourceclaims") else None
+            rows.append({"resource": f"{go.DRA_GPU_DRIVERS[vendor]} (DRA)", "capacity": count, "allocatable": count,
+                         "requested": held, "free": count - held if held is not None else None})
     return rows
 
 

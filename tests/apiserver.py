@@ -46,6 +46,9 @@ FIELDS = {
                "reason", "reportingComponent", "source", "type"},
     "nodes": {"spec.unschedulable"}, "secrets": {"type"}, "namespaces": {"status.phase"},
     "services": {"spec.clusterIP", "spec.type"}, "replicasets": {"status.replicas"}, "jobs": {"status.successful"},
+    # resource.k8s.io ResourceSliceSpec: "A field selector can be used to list only ResourceSlice objects belonging
+    # to a certain node" / "with a certain driver name".
+    "resourceslices": {"spec.nodeName", "spec.driver"},
 }
 REASONS = {400: "BadRequest", 401: "Unauthorized", 403: "Forbidden", 404: "NotFound", 405: "MethodNotAllowed",
            409: "Conflict", 410: "Expired", 429: "TooManyRequests", 500: "InternalError",

@@ -126,7 +126,9 @@ def test_live_healthy_node(tmp_path):
 @pytest.mark.parametrize("case", [DRIVER, DEPLOY_LABEL, NVML, CORDONED,
                                   os.path.join(CASES, "gpus-unhealthy", "fail-xid-79-fallen-off-bus"),
                                   os.path.join(CASES, "mig-config-failed", "fail-gpu-in-use"),
-                                  os.path.join(CASES, "device-plugin-not-running", "fail-untolerated-taint")],
+                                  os.path.join(CASES, "device-plugin-not-running", "fail-untolerated-taint"),
+                                  os.path.join(CASES, "gpu-inventory", "fail-dra-gpus-held-by-claims"),
+                                  os.path.join(CASES, "gpu-allocatable-zero", "fail-dra-driver-publishes-no-slice")],
                          ids=lambda p: "/".join(p.split(os.sep)[-2:]))
 def test_live_matches_offline(case, tmp_path):
     """Served over HTTP, a node case gets the same verdict as read from disk: the collector reads what the

@@ -144,9 +144,10 @@ def test_node_without_its_device_plugin_lists_daemonsets_not_pods(cluster):
     finding = next(f for f in doc["findings"] if f["id"] == "device-plugin-not-running")
     assert "nvidia.com/gpu.deploy.device-plugin=false" in finding["message"]
     paths = sorted(r.path for r in srv.requests)
+    # a GPU node that advertises no GPU may publish them through DRA: one discovery GET (404 here: no DRA)
     assert paths == sorted([f"/api/v1/nodes/{NO_PLUGIN}", "/api/v1/pods", "/api/v1/events",
                             "/apis/node.k8s.io/v1/runtimeclasses", "/apis/nvidia.com/v1/clusterpolicies",
-                            "/apis/apps/v1/daemonsets"])
+                            "/apis/apps/v1/daemonsets", "/apis/resource.k8s.io"])
     pod_lists = [r for r in srv.requests if r.path == "/api/v1/pods"]
     assert [r.query for r in pod_lists] == [{"fieldSelector": f"spec.nodeName={NO_PLUGIN}"}]
 

@@ -6,16 +6,18 @@ from datetime import datetime, timezone
 from typing import List
 from urllib.parse import quote
 
-from .. import gpustack, nodeview, podstate
+from .. import gpustack, nodeview, podstate, storage
 from ..evidence import Evidence, Target
 from ..k8s import controller_of, name, namespace, spec
 from .api import Api, Request
+from .scheduling import DRA_GROUP, dra_version
 from .kubeconfig import ConnOptions, connect
 
 LOG_LIMIT_BYTES = 256 * 1024
 MAX_LOGS = 16               # log tails of GPU-stack containers read for one node
 MAX_DAEMONSETS = 12         # DaemonSets read by owner reference
 POD_VIEW_MAX_LOGS = 4       # device-plugin/operator logs read for a pod diagnosis
+MAX_CLAIMS = 16             # ResourceClaims of the node's pods read for the DRA inventory
 # Where the device plugin's DaemonSet is looked for when the cluster-wide DaemonSet list is refused.
 FALLBACK_DS_NAMESPACES = ("kube-system",)
 
@@ -31,12 +33,12 @@ def collect_node(opts: ConnOptions, node_name: str, tail: int) -> Evidence:
     ev.mark_read("nodes")
     ev.collected_at = datetime.now(timezone.utc).replace(microsecond=0)
     ev.pod_nodes = {node_name}   # the node's own pods are listed; no other node's
-    api.run(node_requests(node_name), ev)
+    api.run(node_requests(node_name) + dra_discovery(node), ev)
     if _refused(ev, "events"):
         # The kubelet records node events in namespace default; a namespaced reader may still see them.
         ev.gaps.pop("events")
         api.run([_events(node_name, "/api/v1/namespaces/default/events")], ev)
-    api.run(daemonset_requests(ev) + log_requests(ev, MAX_LOGS), ev)
+    api.run(daemonset_requests(ev) + log_requests(ev, MAX_LOGS) + dra_requests(ev), ev)
     if _refused(ev, "daemonsets") and _needs_daemonset_list(ev):
         ev.gaps.pop("daemonsets")
         namespaces = sorted({namespace(p) for _, p in gpustack.component_pods(ev, node)} | set(FALLBACK_DS_NAMESPACES))
@@ -65,6 +67,41 @@ def node_requests(node_name: str) -> List[Request]:
         Request("clusterpolicies", "list", "/apis/nvidia.com/v1/clusterpolicies", kind="ClusterPolicy",
                 optional_api=True),
     ]
+
+
+def dra_discovery(node: dict) -> List[Request]:
+    """A GPU node that advertises no GPU resource may publish its GPUs through DRA: which resource.k8s.io
+    version is served (a 404 means no DRA at all)."""
+    if not nodeview.is_gpu_node(node) or any(nodeview.advertised(node, v) for v in nodeview.gpu_vendors(node)):
+        return []
+    return [Request("discovery", "get", f"/apis/{DRA_GROUP}", kind="APIGroup")]
+
+
+def dra_requests(ev: Evidence) -> List[Request]:
+    """The node's ResourceSlices (a GPU DRA driver publishes its GPUs there, not as an allocatable resource) and
+    the ResourceClaims of the node's pods (which devices they hold), bounded. Without the DRA API there is none."""
+    node = ev.node
+    if node is None or not dra_discovery(node):
+        return []
+    if not any(g.get("name") == DRA_GROUP for g in ev.all("APIGroup")):
+        if ev.is_absent("APIGroup", DRA_GROUP):
+            ev.mark_read("resourceslices")
+            ev.mark_read("resourceclaims")
+        return []
+    base = f"/apis/{DRA_GROUP}/{dra_version(ev)}"
+    reqs = [Request("resourceslices", "list", f"{base}/resourceslices",
+                    {"fieldSelector": f"spec.nodeName={name(node)}"}, kind="ResourceSlice")]
+    seen = set()
+    for pod in ev.pods_on(name(node)):
+        for entry in storage.pod_resource_claims(pod):
+            key = (namespace(pod), entry["claim"])
+            if entry["claim"] and key not in seen and len(seen) < MAX_CLAIMS:
+                seen.add(key)
+                reqs.append(Request("resourceclaims", "get", f"{base}/namespaces/{quote(key[0])}/resourceclaims/"
+                                    f"{quote(key[1])}", kind="ResourceClaim"))
+    if not seen:
+        ev.mark_read("resourceclaims")   # no pod on the node holds a claim
+    return reqs
 
 
 def _needs_daemonset_list(ev: Evidence) -> bool:

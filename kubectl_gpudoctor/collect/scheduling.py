@@ -90,7 +90,7 @@ def _volume_requests(ev: Evidence, pod: dict) -> List[Request]:
     return reqs
 
 
-def _dra_version(ev: Evidence) -> str:
+def dra_version(ev: Evidence) -> str:
     for group in ev.all("APIGroup"):
         if group.get("name") == DRA_GROUP:
             return ((group.get("preferredVersion") or {}).get("version")) or "v1"
@@ -101,7 +101,7 @@ def _dra_requests(ev: Evidence, pod: dict) -> List[Request]:
     entries = storage.pod_resource_claims(pod)
     if not entries:
         return []
-    base = f"/apis/{DRA_GROUP}/{_dra_version(ev)}"
+    base = f"/apis/{DRA_GROUP}/{dra_version(ev)}"
     ns = namespace(pod)
     reqs: List[Request] = []
     for entry in entries:

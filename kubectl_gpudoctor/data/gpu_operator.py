@@ -74,6 +74,15 @@ VENDOR_DEFAULT_RESOURCE = {"nvidia": "nvidia.com/gpu", "amd": "amd.com/gpu", "in
 VENDOR_RESOURCES = {"nvidia": r"^nvidia\.com/(gpu|gpu\.shared|mig-.+)$", "amd": r"^amd\.com/gpu$",
                     "intel": r"^gpu\.intel\.com/.+$"}
 
+# DRA drivers that publish a vendor's GPUs as ResourceSlice devices instead of an extended resource: NVIDIA's
+# DRA Driver for GPUs (kubernetes-sigs/dra-driver-nvidia-gpu, DeviceClass gpu.nvidia.com; the GPU operator then
+# disables the device plugin, gpu-operator#1541), ROCm/k8s-gpu-dra-driver (gpu.amd.com) and
+# intel/intel-resource-drivers-for-kubernetes (gpu.intel.com). compute-domain.nvidia.com publishes no GPUs.
+DRA_GPU_DRIVERS = {"nvidia": "gpu.nvidia.com", "amd": "gpu.amd.com", "intel": "gpu.intel.com"}
+# A GPU DRA driver's kubelet plugin pod (nvidia-dra-driver-gpu-kubelet-plugin, k8s-gpu-dra-driver,
+# intel-gpu-resource-driver-kubelet-plugin): where it runs, the GPUs are published as ResourceSlices.
+DRA_PLUGIN_PODS = r"(dra-driver|resource-driver|kubelet-plugin).*gpu|gpu.*(dra-driver|resource-driver|kubelet-plugin)"
+
 # The validator's init containers, in the order it runs them, and the link each one checks
 # (gpu-operator assets/state-operator-validation/0500_daemonset.yaml).
 VALIDATION_STAGES = (

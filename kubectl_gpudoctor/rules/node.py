@@ -7,7 +7,7 @@ from typing import Optional, Set
 from .. import gpustack, nodeview, podstate
 from ..data import gpu_operator as go
 from ..evidence import Evidence, event_time
-from ..k8s import allocatable, capacity, gpu_request, labels, meta, name, spec, taints
+from ..k8s import allocatable, capacity, gpu_request, labels, meta, name, namespace, spec, taints
 from ..timeutil import human_duration, parse_time
 from .common import event_line
 from .registry import DEFAULT, GENERIC, SPECIFIC, Hit, Line, Unknown, rule
@@ -52,6 +52,15 @@ def node_or_unknown(ev: Evidence):
     return Unknown.from_gap(gap) if gap else None
 
 
+def dra_unknown(ev: Evidence, node: dict) -> Optional[Unknown]:
+    """A GPU DRA driver's kubelet plugin runs on the node but the ResourceSlices that would list its GPUs are unreadable."""
+    if ev.readable("resourceslices") or not gpustack.dra_plugin_pods(ev, node):
+        return None
+    gap = ev.gap("resourceslices")
+    return Unknown(f"{gap.needs() if gap else 'not checked'}: a DRA driver runs on the node, so its GPUs may be "
+                   f"published as ResourceSlices instead of an allocatable resource")
+
+
 def node_line(node: dict, what: str, text: str) -> Line:
     return Line("node", f"nodes/{name(node)}.{what}", text)
 
@@ -84,8 +93,10 @@ def gpu_allocatable_zero(ev):
     if not isinstance(node, dict):
         return node
     for vendor in sorted(vendors(ev, node)):
-        if nodeview.advertised(node, vendor):
-            continue
+        if nodeview.advertised(node, vendor) or nodeview.dra_devices(ev, node, vendor):
+            continue   # with DRA the GPUs are ResourceSlice devices, not an allocatable extended resource
+        if dra_unknown(ev, node):
+            return dra_unknown(ev, node)
         lab = labels(node)
         why = [f"{k}={lab[k]}" for k in go.GPU_NODE_LABELS[vendor] if k in lab][:3]
         res = nodeview.vendor_resources(node, vendor) or [go.VENDOR_DEFAULT_RESOURCE[vendor]]
@@ -101,6 +112,10 @@ def gpu_allocatable_zero(ev):
         elif nodeview.mig_reconfiguring(node):
             msg += " A MIG reconfiguration is in progress: the device plugin is paused until it finishes."
             severity = "warning"
+        dra = gpustack.dra_plugin_pods(ev, node)
+        if dra:
+            msg += (f" DRA driver pod {namespace(dra[0])}/{name(dra[0])} runs on the node, but no ResourceSlice of "
+                    f"{go.DRA_GPU_DRIVERS[vendor]} lists its GPUs: its kubelet plugin publishes none.")
         lines = [node_line(node, "metadata.labels", ", ".join(why))] if why else []
         lines.append(node_line(node, "status.allocatable", shown))
         return Hit(msg, lines, values={"resource": res[0]}, severity=severity,
@@ -222,8 +237,15 @@ def gpu_inventory(ev):
             continue
         used = f", {row['requested']} requested, {row['free']} free" if known else ""
         parts.append(f"{row['resource']}: {row['allocatable']} allocatable{used}")
-    holders = nodeview.gpu_pod_rows(ev, node) if known else []
-    tail = f"; {len({(r['namespace'], r['pod']) for r in holders})} pod(s) hold GPUs" if known else \
+    for vendor in sorted(nodeview.gpu_vendors(node)):
+        count = nodeview.dra_devices(ev, node, vendor)
+        if count:
+            held = nodeview.dra_allocated(ev, node, vendor) if ev.readable("resourceclaims") else None
+            used = f", {held} allocated to claims, {count - held} free" if held is not None else ""
+            parts.append(f"{go.DRA_GPU_DRIVERS[vendor]} (DRA): {count} device(s) in ResourceSlices{used}")
+    holders = {(r["namespace"], r["pod"]) for r in nodeview.gpu_pod_rows(ev, node)} if known else set()
+    holders |= {h for v in nodeview.gpu_vendors(node) for h in nodeview.dra_holders(ev, node, v)}
+    tail = f"; {len(holders)} pod(s) hold GPUs" if known else \
         "; GPU pods unknown (the node's pods could not be listed)"
     msg = (("; ".join(parts) or "no GPU feature discovery labels") + tail + ".")
     return Hit(msg if "/" in msg.split(":")[0] else msg[0].upper() + msg[1:], [], summary=f"GPU inventory of {name(node)}")

@@ -66,8 +66,10 @@ def device_plugin_not_running(ev):
         return _flapping(ev, ready)
     if plugins:
         return _not_ready(ev, node, plugins[0])
-    if any(nodeview.advertised(node, v) for v in wanted):
-        return None  # something we do not recognise (or a plugin outside Kubernetes) advertises the GPUs
+    if any(nodeview.advertised(node, v) or nodeview.dra_devices(ev, node, v) for v in wanted):
+        return None  # something we do not recognise (a plugin outside Kubernetes, a DRA driver) offers the GPUs
+    if gpustack.dra_plugin_pods(ev, node):
+        return None  # a GPU DRA driver replaces the device plugin here: gpu-allocatable-zero says if it publishes GPUs
     return _absent(ev, node, wanted)
 
 
