@@ -40,9 +40,16 @@ def is_gpu_node(node: Optional[dict]) -> bool:
     return bool(node) and bool(gpu_vendors(node))
 
 
+def counts_gpus(res: str) -> bool:
+    """The resource counts GPUs or GPU slices (not a share of one: Intel millicores, memory.max, monitoring)."""
+    return any(re.match(rx, res) for rx in go.VENDOR_RESOURCES.values())
+
+
 def node_gpu_resources(node: dict) -> List[str]:
+    """The node's resources that count GPUs."""
     st = status(node)
-    return sorted(r for r in set(st.get("capacity") or {}) | set(st.get("allocatable") or {}) if is_gpu_resource(r))
+    return sorted(r for r in set(st.get("capacity") or {}) | set(st.get("allocatable") or {})
+                  if is_gpu_resource(r) and counts_gpus(r))
 
 
 def mig_state(node: dict) -> Optional[Tuple[str, str]]:

@@ -71,8 +71,12 @@ NOT_GPU_PLUGINS = (r"(?i)(^|[-_./:])(sriov|sriovdp|sriov-network|rdma|efa|infini
 VENDOR_HINTS = (("amd", r"amdgpu|amd-gpu|amd-device|rocm"), ("intel", r"intel"), ("nvidia", r"."))
 VENDOR_NAMES = {"nvidia": "NVIDIA", "amd": "AMD", "intel": "Intel"}
 VENDOR_DEFAULT_RESOURCE = {"nvidia": "nvidia.com/gpu", "amd": "amd.com/gpu", "intel": "gpu.intel.com/i915"}
+# Resources that count GPUs (or GPU slices). Intel's GPU plugin advertises one per card as gpu.intel.com/i915 (or
+# gpu.intel.com/xe with the xe kernel driver); gpu.intel.com/i915_monitoring grants monitoring access to all of
+# them, and millicores / memory.max / tiles are GPU Aware Scheduling's shares of the cards, not more GPUs
+# (intel-device-plugins-for-kubernetes cmd/gpu_plugin README, #2305).
 VENDOR_RESOURCES = {"nvidia": r"^nvidia\.com/(gpu|gpu\.shared|mig-.+)$", "amd": r"^amd\.com/gpu$",
-                    "intel": r"^gpu\.intel\.com/.+$"}
+                    "intel": r"^gpu\.intel\.com/(i915|xe)$"}
 
 # DRA drivers that publish a vendor's GPUs as ResourceSlice devices instead of an extended resource: NVIDIA's
 # DRA Driver for GPUs (kubernetes-sigs/dra-driver-nvidia-gpu, DeviceClass gpu.nvidia.com; the GPU operator then
@@ -127,7 +131,8 @@ GFD = {
 }
 # Where the GPU model is named when GPU feature discovery does not run (GKE, EKS, AMD's labeller).
 PRODUCT_FALLBACK_LABELS = ("cloud.google.com/gke-accelerator", "k8s.amazonaws.com/accelerator",
-                           "amd.com/gpu.product-name", "karpenter.k8s.aws/instance-gpu-name")
+                           "amd.com/gpu.product-name", "karpenter.k8s.aws/instance-gpu-name",
+                           "gpu.intel.com/product")   # Intel's NFD rules (intel-device-plugins deployments/nfd)
 DRIVER_VERSION_LABELS = (("nvidia.com/cuda.driver-version.full",),
                          ("nvidia.com/cuda.driver.major", "nvidia.com/cuda.driver.minor", "nvidia.com/cuda.driver.rev"))
 CUDA_VERSION_LABELS = (("nvidia.com/cuda.runtime-version.full",),

@@ -7,7 +7,7 @@ from typing import Optional, Set
 from .. import gpustack, nodeview, podstate
 from ..data import gpu_operator as go
 from ..evidence import Evidence, event_time
-from ..k8s import allocatable, capacity, gpu_request, labels, meta, name, namespace, spec, taints
+from ..k8s import allocatable, capacity, gpu_request, is_gpu_resource, labels, meta, name, namespace, spec, taints
 from ..timeutil import human_duration, parse_time
 from .common import event_line
 from .registry import DEFAULT, GENERIC, SPECIFIC, Hit, Line, Unknown, rule
@@ -233,8 +233,10 @@ def gpu_inventory(ev):
         parts.append(f"MIG strategy {facts['migStrategy']}")
     known = gpustack.pods_known(ev, name(node))
     for row in nodeview.resource_rows(ev, node):
-        if not (row["resource"].startswith("rdma/") or re.match(r"^(nvidia\.com|amd\.com|gpu\.intel\.com)/", row["resource"])):
-            continue
+        res = row["resource"]
+        if not (res.startswith("rdma/") or re.match(r"^(nvidia\.com|amd\.com|gpu\.intel\.com)/", res)) \
+                or (is_gpu_resource(res) and not nodeview.counts_gpus(res)):
+            continue   # Intel's millicores / memory.max / monitoring are shares of the GPUs, not GPUs
         used = f", {row['requested']} requested, {row['free']} free" if known else ""
         parts.append(f"{row['resource']}: {row['allocatable']} allocatable{used}")
     for vendor in sorted(nodeview.gpu_vendors(node)):
