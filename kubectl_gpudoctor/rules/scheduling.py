@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import re
 
-from .. import placement
+from .. import nodeview, placement
 from ..data import scheduling_gates
 from ..k8s import (allocatable, gpu_request, is_netdev_resource, labels, name, netdev_request,
                    node_resources, spec)
@@ -175,8 +175,9 @@ def rdma_not_advertised(ev):
         if not having:
             return Hit(f"No node advertises {res} (network-device resources advertised: {advertised}).", lines,
                        values={"res": res, "advertised": advertised})
-        both = [n for n in having if all(allocatable(n, g) > 0 for g in gpus)]
-        if gpus and not both:
+        gpu_nodes = [n for n in nodes if all(allocatable(n, g) > 0 for g in gpus)] or \
+            [n for n in nodes if nodeview.is_gpu_node(n)]   # the GPU resource itself blocks: judge the GPU nodes
+        if gpus and gpu_nodes and not any(n in having for n in gpu_nodes):
             return Hit(f"{res} is advertised only on nodes without {', '.join(gpus)} ({names(having)}): no GPU node "
                        f"offers it.", lines, values={"res": res, "advertised": advertised})
     return None
