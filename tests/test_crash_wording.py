@@ -58,6 +58,20 @@ WORDING = [
     ("openai.AuthenticationError: Error code: 401 - {'error': {'message': 'Incorrect API key provided'}}", "auth-failure"),
     ("failed to create containerd task: failed to create shim task: OCI runtime create failed: runc create failed: unable to "
      "start container process: error during container init: exec format error: unknown", "exec-format-error"),
+    # old torch TCPStore (kubeflow/pytorch-operator#125, pytorch/pytorch#64990, #67581)
+    ("ValueError: host not found: Name or service not known", "nccl-failure"),
+    ("ValueError: host not found: Temporary failure in name resolution", "nccl-failure"),
+    ("RuntimeError: connect() timed out. Original timeout was 60000 ms.", "nccl-failure"),
+    # NVIDIA driver module builds (NVIDIA/gpu-operator#751, #18; nvidia-installer)
+    ("ERROR: modpost: GPL-incompatible module nvidia.ko uses GPL-only symbol 'rcu_read_unlock_strict'", "driver-kernel-mismatch"),
+    ("ERROR: Unable to build the NVIDIA kernel module.", "driver-kernel-mismatch"),
+    ("   nvidia.ko failed to build!", "driver-kernel-mismatch"),
+    ("make[1]: *** [_module_/usr/src/nvidia-418.40.04/kernel] Error 2", "driver-kernel-mismatch"),
+    ("make[2]: *** [/usr/src/linux-headers-6.5.0-41-generic/Makefile:1991: modpost] Error 2", "driver-kernel-mismatch"),
+    # the dynamic loader (glibc, musl) without the injected driver library
+    ("/bin/bash: error while loading shared libraries: libcuda.so.1: cannot open shared object file: No such file or directory",
+     "driver-libraries-missing"),
+    ("Error loading shared library libcuda.so.1: No such file or directory (needed by /app/llama-server)", "driver-libraries-missing"),
 ]
 
 

@@ -29,9 +29,14 @@ DISTRIBUTED = (
               "an NCCL collective failed"),
     Signature("nccl-watchdog", "nccl-failure", r"Watchdog caught collective operation timeout",
               "a collective did not complete before the process-group timeout (a peer is stuck, dead or unreachable)"),
+    # Older torch wording from the TCPStore constructor: "ValueError: host not found: Name or service not known"
+    # (torch <= 1.9; kubeflow/pytorch-operator#125, pytorch/examples#540, "Temporary failure in name resolution"
+    # pytorch/pytorch#64990) and "RuntimeError: connect() timed out. Original timeout was 60000 ms." (pytorch/pytorch#67581).
     Signature("c10d-bootstrap", "nccl-failure",
               r"DistNetworkError|DistStoreError|RendezvousConnectionError|RendezvousTimeoutError"
-              r"|The client socket has (?:failed to connect|timed out)",
+              r"|The client socket has (?:failed to connect|timed out)"
+              r"|host not found: (?:Name or service not known|Temporary failure in name resolution|No address associated)"
+              r"|connect\(\) timed out\. Original timeout was \d+",
               "the torch.distributed rendezvous (TCPStore) could not reach its peers"),
     Signature("nccl-warn", "nccl-failure", r"\bNCCL WARN\b(?!.*(?:/dev/shm|shared memory|posix_fallocate))",
               "NCCL reported a warning (socket, IB/RDMA, bootstrap)"),
@@ -45,8 +50,19 @@ NCCL_HINTS = (
     (r"no socket interface found|NCCL_SOCKET_IFNAME",
      "no usable network interface: NCCL_SOCKET_IFNAME (or NCCL's interface autodetection) names an interface the "
      "pod does not have; pods usually have only eth0 (plus Multus interfaces)"),
+    # `misc/ibvwrap.cc:278 NCCL WARN Call to ibv_reg_mr_iova2 failed with error Cannot allocate memory`: pinning memory
+    # for RDMA hit RLIMIT_MEMLOCK (NVIDIA/nccl-tests#206, sjeaugey: raise the memlock limit); the kernel lifts the limit
+    # for CAP_IPC_LOCK (ib_umem_get), which containers do not have by default.
+    (r"ibv_reg_mr\w*\b.*(?:Cannot allocate memory|error 12\b|ENOMEM)",
+     "the memory-lock limit: registering memory for InfiniBand/RDMA (ibv_reg_mr) failed with ENOMEM, which means "
+     "RLIMIT_MEMLOCK in the container is too low, not that RAM ran out; add the IPC_LOCK capability to the container "
+     "(or run the runtime with an unlimited memlock limit, containerd's LimitMEMLOCK=infinity)"),
     (r"\bNET/IB\b|\bibv_\w+|\bmlx5|\bIB\b|RoCE|\bGID\b|rdma",
      "InfiniBand/RDMA: the IB devices or rdma resources are not available to the pod, or the fabric is down"),
+    (r"host not found|Name or service not known|Temporary failure in name resolution|No address associated with hostname",
+     "name resolution: the rendezvous host (MASTER_ADDR) does not resolve; a headless Service's name resolves only once "
+     "a ready pod backs it, so this is what workers print while the master pod is not running yet (or the name or "
+     "namespace is wrong)"),
     (r"Connection refused|connect\w*\b.*(?:failed|timed out|timeout)|No route to host|Bootstrap|bootstrap"
      r"|socket(?:Start|Poll)Connect|Socket (?:Timeout|recv failed)|DistNetworkError|DistStoreError|Rendezvous|client socket",
      "network reachability: the ranks cannot reach each other or the rendezvous endpoint (NetworkPolicy, headless "
@@ -58,3 +74,6 @@ NCCL_HINTS = (
     (r"Duplicate GPU detected|ncclInvalidUsage",
      "invalid usage: e.g. two ranks on the same GPU (check the GPU request per pod and LOCAL_RANK mapping)"),
 )
+
+# The fix that goes with the memory-lock hint: the capability that lifts RLIMIT_MEMLOCK for RDMA registration.
+MEMLOCK_SNIPPET = "# container $container\nsecurityContext:\n  capabilities:\n    add: [\"IPC_LOCK\"]"

@@ -26,6 +26,22 @@ INIT = (
               r"/lib/modules/[^/\s]+/build: No such file or directory|Could not locate Linux kernel version string|"
               r"[Kk]ernel headers? (?:for|of) \S+ (?:cannot be found|not found|are not installed)",
               "the kernel headers for the node's running kernel are missing"),
+    # Building the module against the node's kernel fails: a kernel newer than the driver marks a symbol GPL-only
+    # (`ERROR: modpost: GPL-incompatible module nvidia.ko uses GPL-only symbol 'rcu_read_unlock_strict'`, fixed in
+    # driver >= 535.183.08, NVIDIA/gpu-operator#751), or drops/renames one (`modpost: "x" [.../nvidia.ko] undefined!`);
+    # nvidia-installer's `ERROR: Unable to build the NVIDIA kernel module.` / `nvidia.ko failed to build!`; make stopping
+    # in the driver's tree `make[1]: *** [_module_/usr/src/nvidia-418.40.04/kernel] Error 2` (NVIDIA/gpu-operator#18).
+    Signature("driver-kernel-build", "driver-kernel-mismatch",
+              r"(?:ERROR|FATAL): modpost: GPL-incompatible module nvidia\S*\.ko uses GPL-only symbol|"
+              r"modpost: \"\S+\" \[\S*nvidia\S*\.ko\] undefined|Unable to build the NVIDIA kernel module|"
+              r"nvidia\S*\.ko failed to build|make(?:\[\d+\])?: \*\*\* \[(?:_module_)?/usr/src/nvidia-[^\]]+\] Error \d+",
+              "the NVIDIA kernel module does not build against the node's kernel (a kernel newer than this driver "
+              "supports, or headers/compiler that do not match it)"),
+    # The same build stopping in the kernel's modpost step: `make[2]: *** [/usr/src/linux-headers-6.5.0-41-generic/
+    # Makefile:1991: modpost] Error 2` (NVIDIA/gpu-operator#751). Generic make wording: it counts only in the log of
+    # an NVIDIA driver build (NVIDIA_BUILD_LOG), not in another out-of-tree module's (MOFED/DOCA, DKMS).
+    Signature("driver-kernel-make", "driver-kernel-mismatch", r"make(?:\[\d+\])?: \*\*\* \[[^\]]*modpost\] Error \d+",
+              "the NVIDIA kernel module does not build against the node's kernel (the kernel's modpost step failed)"),
     # Loading a module built for another kernel: `modprobe: FATAL: Module nvidia not found in directory
     # /lib/modules/<kernel>`, `insmod: ERROR: could not insert module nvidia.ko: Invalid module format`,
     # `nvidia: disagrees about version of symbol module_layout`, `version magic '…' should be '…'`.
@@ -34,3 +50,6 @@ INIT = (
               r"disagrees about version of symbol|version magic '[^']+' should be '[^']+'",
               "the NVIDIA kernel module on hand was built for a different kernel than the one the node runs"),
 )
+
+# A log that is an NVIDIA driver build (gpu-driver-container / nvidia-installer wording).
+NVIDIA_BUILD_LOG = r"NVIDIA Software Installer|(?:Compiling|Installing) NVIDIA driver|nvidia\S*\.ko\b|/usr/src/nvidia-"

@@ -5,12 +5,13 @@ from __future__ import annotations
 import re
 
 from ..data import cuda_driver as cd
-from ..data.signatures_distributed import NCCL_HINTS
+from ..data.signatures_distributed import MEMLOCK_SNIPPET, NCCL_HINTS
 from ..k8s import container_gpus, name, namespace, spec
 from .common import has_terminations
-from .gpu_advice import affinity_snippet, driver_facts, driver_label_line, driver_ok, ngc_fatal, node_affinity, node_labels
+from .gpu_advice import (affinity_snippet, driver_facts, driver_label_line, driver_ok, ngc_fatal, node_affinity, node_labels,
+                         rendezvous_peer)
 from .gpu_crashlog import AMBIGUOUS, crash_hit, crash_match, crashed, matches, quote
-from .gpu_visibility import env_value
+from .gpu_visibility import env_value, ipc_lock
 from .registry import DEFAULT, SPECIFIC, Unknown, rule
 
 
@@ -88,9 +89,12 @@ def nccl_failure(ev):
         warn = [x.as_line(name(pod)) for x in lines if x.signature.id == "nccl-warn" and x.line != m.line][:1]
         policies = [name(p) for p in ev.all("NetworkPolicy") if namespace(p) == namespace(pod)]
         extra = f" NetworkPolicies in namespace {namespace(pod)}: {', '.join(policies)}." if policies and hint.startswith("network reachability") else ""
+        extra += rendezvous_peer(ev, c) if hint.startswith(("name resolution", "network reachability")) else ""
         shm = crash_match(ev, c["name"], prev, ("shm-too-small",))
-        return crash_hit(ev, c, cs, term, m, f"Container {c['name']} failed in NCCL/torch.distributed: {quote(m, c, term)}. "
+        what = "could not join the torch.distributed rendezvous" if m.signature.id == "c10d-bootstrap" else "failed in NCCL/torch.distributed"
+        return crash_hit(ev, c, cs, term, m, f"Container {c['name']} {what}: {quote(m, c, term)}. "
                          f"Most likely: {hint}.{extra}", rank=DEFAULT if shm else None, extra=warn,
-                         snippet="" if (env_value(c, "NCCL_DEBUG") or "").upper() in ("INFO", "TRACE") else None,
+                         snippet=MEMLOCK_SNIPPET if hint.startswith("the memory-lock limit") and not ipc_lock(c) else
+                         "" if (env_value(c, "NCCL_DEBUG") or "").upper() in ("INFO", "TRACE") else None,
                          next=[f"kubectl logs {name(pod)} -n {namespace(pod)} -c {c['name']} --previous | grep -E 'NCCL (WARN|INFO)'"])
     return None

@@ -5,9 +5,9 @@ from __future__ import annotations
 import re
 from typing import Optional
 
-from .. import logscan
+from .. import logscan, podstate
 from ..data import cuda_driver as cd
-from ..k8s import labels, name, spec
+from ..k8s import condition, labels, name, spec
 from ..quantity import parse_quantity
 from .registry import Line
 
@@ -119,3 +119,22 @@ def affinity_snippet(ev, node_lbls, img) -> Optional[str]:
     if cd.node_cuda(node_lbls):
         return node_affinity(ev, "nvidia.com/cuda.runtime-version.major", "Gt", [str(cd.node_cuda(node_lbls)[0])])
     return None
+
+
+def rendezvous_peer(ev, c) -> str:
+    """' MASTER_ADDR=x (port p): pod x is Pending, ...' from the container's literal env and, when it was read, the pod
+    the address names (Kubeflow PyTorchJob: MASTER_ADDR is the master pod's name and its headless Service's)."""
+    addr = next((e.get("value") for e in c.get("env") or [] if e.get("name") == "MASTER_ADDR" and "valueFrom" not in e), None)
+    if not addr:
+        return ""
+    port = next((e.get("value") for e in c.get("env") or [] if e.get("name") == "MASTER_PORT" and e.get("value")), None)
+    text = f" MASTER_ADDR={addr}" + (f" (port {port})" if port else "")
+    ns = ev.target.namespace
+    peer = ev.get("Pod", addr.split(".")[0], ns)
+    if peer is None or peer is ev.pod:
+        return text + "."
+    shown = podstate.display_status(peer)
+    if (condition(peer, "Ready") or {}).get("status") == "True":
+        return text + f": pod {name(peer)} is {shown} and Ready."
+    return (text + f": pod {name(peer)} is {shown}, so nothing serves that address yet; the rank will keep failing "
+            "until it runs (or wait for it in an init container).")

@@ -39,6 +39,12 @@ def smi_missing(c, term, prev) -> Optional[str]:
     return None
 
 
+def ipc_lock(c) -> bool:
+    """The container may lock memory past RLIMIT_MEMLOCK (IPC_LOCK added, or privileged)."""
+    sc = c.get("securityContext") or {}
+    return bool(sc.get("privileged")) or "IPC_LOCK" in ((sc.get("capabilities") or {}).get("add") or [])
+
+
 def env_value(c, key) -> Optional[str]:
     """A literal env value of the container ('' when set empty: the API omits empty values), None if unset."""
     for e in c.get("env") or []:

@@ -7,6 +7,8 @@ import string
 from typing import List, Optional, Tuple
 
 from .. import logscan, podstate
+from ..data.log_signatures import SIGNATURES
+from ..data.signatures_init import NVIDIA_BUILD_LOG
 from ..k8s import annotations, condition, containers, controller_of, labels, meta, name, spec, status
 from .common import scheduled, status_line
 from .registry import RULES, SPECIFIC, Hit, Line, rule
@@ -133,7 +135,7 @@ def driver_kernel_mismatch(ev):
     kernel: `Could not resolve Linux kernel version`, no precompiled package, missing headers, wrong module."""
     pod = ev.pod
     for c, cs, _ in podstate.all_container_states(pod):
-        m = logscan.first(ev, pod, [c["name"]], "driver-kernel-mismatch") if _failing(cs) else None
+        m = _driver_line(ev, pod, c) if _failing(cs) else None
         if not m:
             continue
         kernel = ((ev.node or {}).get("status") or {}).get("nodeInfo", {}).get("kernelVersion") or "?"
@@ -150,6 +152,19 @@ def driver_kernel_mismatch(ev):
                    fix=DRIVER_FIX + gitops if tracked else None, values={"kernel": kernel, "snippet": _argo_snippet(tracked, kernel) if tracked else
                            f"kubectl get node {spec(pod).get('nodeName')} -o jsonpath='{{.status.nodeInfo.kernelVersion}}'\n"
                            f"kubectl logs {name(pod)} -n {ev.target.namespace} -c {c['name']} --previous --tail={ev.tail_lines}"})
+    return None
+
+
+def _driver_line(ev, pod, c) -> Optional[logscan.Match]:
+    """The newest line of the most specific driver-kernel signature in the container's latest log that has one
+    (previous first); the generic make/modpost line counts only in an NVIDIA driver build's log."""
+    order = {sig.id: i for i, sig in enumerate(SIGNATURES)}
+    found = logscan.scan(ev, pod, c["name"], "driver-kernel-mismatch")
+    for previous in (True, False):
+        text = ev.log(pod, c["name"], previous) or ""
+        mine = [m for m in found if m.previous == previous and (m.signature.id != "driver-kernel-make" or re.search(NVIDIA_BUILD_LOG, text))]
+        if mine:
+            return min(mine, key=lambda m: (order[m.signature.id], -m.lineno))
     return None
 
 
