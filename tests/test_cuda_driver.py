@@ -59,3 +59,13 @@ def test_gfd_labels_new_and_deprecated():
         assert cd.node_cuda(labels) == (11, 4)
     assert cd.driver_major_label(old) == "nvidia.com/cuda.driver.major"
     assert cd.node_driver({}) is None and cd.node_cuda({}) is None
+
+
+def test_major_only_release_is_judged_by_the_majors_oldest_driver():
+    # An NGC tag (tritonserver:20.07) gives CUDA 11.x without the minor: 11.0 runs on its GA driver 450.36.06, below
+    # the 11.x family floor 450.80.02, so R450.57 is not too old (triton-inference-server/server#1931).
+    assert cd.fmt(cd.driver_floor((11, None))) == "450.36.06"
+    assert cd.compare((11, None), (450, 57)) != "too-old"
+    assert cd.compare((11, 8), (450, 57)) == "too-old"
+    assert cd.compare((12, None), (470, 82, 1)) == "too-old"
+    assert cd.fmt(cd.driver_floor((13, None))) == "580"

@@ -85,10 +85,14 @@ def toolkit_driver(cuda: Tuple[int, Optional[int]]) -> Optional[Version]:
 
 
 def driver_floor(cuda: Tuple[int, Optional[int]]) -> Optional[Version]:
-    """The oldest driver that runs this CUDA release at all (minor-version compatibility from 11.x on)."""
-    if cuda[0] in MINOR_COMPAT_FLOOR:
-        return parse_version(MINOR_COMPAT_FLOOR[cuda[0]])
-    return toolkit_driver(cuda)
+    """The oldest driver that runs this CUDA release at all (minor-version compatibility from 11.x on). For a release
+    known only by its major (an NGC tag, `cu11`), the oldest driver of any release of that major: its x.0 GA driver
+    when that is below the family floor (11.0 runs on 450.36.06, below 11.x's 450.80.02)."""
+    floor = parse_version(MINOR_COMPAT_FLOOR[cuda[0]]) if cuda[0] in MINOR_COMPAT_FLOOR else toolkit_driver(cuda)
+    if cuda[1] is None:
+        first = toolkit_driver((cuda[0], 0))
+        floor = min(v for v in (floor, first) if v) if (floor or first) else None
+    return floor
 
 
 def driver_max_cuda(driver: Version) -> Optional[Tuple[int, int]]:

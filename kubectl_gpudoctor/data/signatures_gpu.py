@@ -125,6 +125,13 @@ GPU = (
               "the GPU is in exclusive-process mode and another process holds it (or it is prohibited)"),
 )
 
+# Lines a framework prints only once the CUDA runtime initialised on the GPU, so the node's driver runs the image's
+# CUDA whatever its tag suggests: Triton cuda_memory_manager "CUDA memory pool is created on device 0 with size 67108864",
+# TensorFlow "Created device /job:localhost/replica:0/task:0/device:GPU:0 with 14626 MB memory", vLLM "Model loading
+# took 14.99 GiB" / V0 "Loading model weights took 14.99 GB", "# GPU blocks: 2048", V1 "GPU KV cache size: 123,456 tokens".
+CUDA_INITIALISED = (r"CUDA memory pool is created on device|Created device /job:\S+/device:GPU:\d+ with \d+ MB memory"
+                    r"|Model loading took [\d.]+ ?GiB|Loading model weights took [\d.]+ ?GB|# GPU blocks: \d+|GPU KV cache size: [\d,]+")
+
 # Lines that frameworks print and then carry on (TensorFlow/XLA and llama.cpp fall back to CPU, nvidia-smi in a
 # script before the real command, NCCL/c10d warnings and retries, PyTorch's arch UserWarning): they explain a crash
 # only when no unrelated error follows them in the log.

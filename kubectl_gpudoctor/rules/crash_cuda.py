@@ -8,8 +8,8 @@ from ..data import cuda_driver as cd
 from ..data.signatures_distributed import MEMLOCK_SNIPPET, NCCL_HINTS
 from ..k8s import container_gpus, name, namespace, spec
 from .common import has_terminations
-from .gpu_advice import (affinity_snippet, driver_facts, driver_label_line, driver_ok, ngc_fatal, node_affinity, node_labels,
-                         rendezvous_peer)
+from .gpu_advice import (affinity_snippet, cuda_initialised, driver_facts, driver_label_line, driver_ok, ngc_fatal,
+                         node_affinity, node_labels, rendezvous_peer)
 from .gpu_crashlog import AMBIGUOUS, crash_hit, crash_match, crashed, matches, quote
 from .gpu_visibility import env_value, ipc_lock
 from .registry import DEFAULT, SPECIFIC, Unknown, rule
@@ -22,15 +22,16 @@ from .registry import DEFAULT, SPECIFIC, Unknown, rule
       snippet="kubectl get nodes -L nvidia.com/cuda.driver-version.full,nvidia.com/cuda.runtime-version.full,nvidia.com/gpu.product")
 def cuda_driver_too_old(ev):
     """A crashed container logs that the driver is too old for its CUDA, or its image's CUDA major needs a newer
-    driver than the node's (GFD labels; below the minor-version-compatibility floor)."""
+    driver than the node's (GFD labels; below the minor-version-compatibility floor, or below the major's oldest
+    driver when the tag names no minor) and its log does not show CUDA working on the GPU."""
     pod, lbls = ev.pod, node_labels(ev)
     driver = cd.node_driver(lbls)
     for c, cs, term, prev in crashed(ev):
         m = crash_match(ev, c["name"], prev, ("cuda-driver-too-old",), accept=lambda x: ngc_fatal(ev, x) and (
             x.signature.id != AMBIGUOUS or bool(container_gpus(c)) and not driver_ok(ev, c)))
         img = cd.image_cuda(c.get("image", ""))
-        if not m and not (img and driver and cd.compare(img[0], driver) == "too-old"):
-            continue
+        if not m and not (img and driver and cd.compare(img[0], driver) == "too-old" and not cuda_initialised(ev, c, prev)):
+            continue   # no log line says so, and the tag does not, or the log shows CUDA working on the GPU
         severity = None
         if not m and (cd.is_ngc(c.get("image", "")) or crash_match(ev, c["name"], prev, ("app-error",))):
             severity = "warning"   # the tag says so, but the log shows another error (or NGC forward compat applies)

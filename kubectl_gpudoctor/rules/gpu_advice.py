@@ -7,6 +7,7 @@ from typing import Optional
 
 from .. import logscan, podstate
 from ..data import cuda_driver as cd
+from ..data.signatures_gpu import CUDA_INITIALISED
 from ..k8s import condition, labels, name, spec
 from ..quantity import parse_quantity
 from .registry import Line
@@ -61,6 +62,12 @@ def shm_size(c, current=None) -> str:
 def driver_ok(ev, c) -> bool:
     """The node's labelled driver runs the image's CUDA: then cudart's 'driver insufficient' means no libcuda at all."""
     return cd.runs_on(c.get("image", ""), node_labels(ev))
+
+
+def cuda_initialised(ev, c, prev) -> bool:
+    """The failed run's log shows CUDA working on the GPU (a memory pool, a device created, weights loaded)."""
+    text = ev.log(ev.pod, c["name"], prev) if prev is not None else ""
+    return bool(text and re.search(CUDA_INITIALISED, logscan.clean(text)))
 
 
 def ngc_fatal(ev, m) -> bool:
