@@ -11,6 +11,7 @@ from typing import List, Optional
 
 from .. import podstate
 from ..data import event_signatures as sigs
+from ..data.cuda_driver import split_image
 from ..k8s import config_references, name, spec
 from .common import creating, current, event_line, first_match, pod_events, scheduled, status_line
 from .registry import SPECIFIC, Hit, Line, Unknown, rule
@@ -175,8 +176,9 @@ def image_pull_failed(ev):
         event = _pull_event(ev, c["name"], image)
         text = " ".join([wait.get("message") or "", (event or {}).get("message") or ""])
         cause, fix = _pull_cause(wait.get("reason"), text)
+        note, fix = _pull_secrets(ev, image, text, fix) if cause == "unauthorized" else ("", fix)
         lines = [status_line(c["name"], "state", wait)] + ([event_line(event)] if event else [])
-        return Hit(f"Container {c['name']} cannot pull image {image} ({wait['reason']}, cause: {cause}).",
+        return Hit(f"Container {c['name']} cannot pull image {image} ({wait['reason']}, cause: {cause}).{note}",
                    lines, values={"image": image, "container": c["name"]}, fix=fix)
     return None
 
@@ -199,6 +201,34 @@ def _pull_cause(reason, text):
         if re.search(pattern, text, re.I):
             return sub, remedy
     return "unknown", "Read the pull error below; check the image reference and registry access."
+
+
+def _pull_secrets(ev, image, text, fix):
+    """(sentence, fix) for a refused pull by a pod that sends imagePullSecrets: a named Secret that does not exist (404,
+    or the kubelet's FailedToRetrieveImagePullSecret), else its credentials are rejected or (insufficient_scope / 403 /
+    denied) not entitled to the repository."""
+    names = [s["name"] for s in spec(ev.pod).get("imagePullSecrets") or [] if s.get("name")]
+    if not names:
+        return "", fix
+    repo, ns = split_image(image)[0], ev.target.namespace
+    host = repo.split("/")[0] if "/" in repo and re.search(r"[.:]|^localhost$", repo.split("/")[0]) else "docker.io"
+    warned = " ".join(e.get("message") or "" for e in pod_events(ev, ("FailedToRetrieveImagePullSecret",)))
+    missing = [n for n in names if ev.is_absent("Secret", n, ns) or re.search(rf"[(, ]{re.escape(n)}[,)]", warned)]
+    if missing:
+        return (f" The pod names imagePullSecret {', '.join(missing)}, which does not exist in namespace {ns}, so the "
+                f"kubelet pulled without it.", f"Create Secret {missing[0]} (type kubernetes.io/dockerconfigjson) in "
+                f"namespace $namespace with credentials for {host}, or fix the name in the pod's imagePullSecrets.")
+    scope = re.search(r"insufficient_scope|403 Forbidden|denied: ", text, re.I)
+    said = (f"the registry takes its credentials but their account is not entitled to {repo} (authorization, not "
+            f"authentication), or the repository does not exist" if scope else
+            f"the registry rejects its credentials (a wrong or expired key, or a Secret for another registry than {host})")
+    # Not read and no events to show the kubelet's warning for a missing one: its existence is unchecked.
+    unchecked = [n for n in names if ev.get("Secret", n, ns) is None] and not ev.readable("events")
+    return (f" The pod sends imagePullSecret {', '.join(names)}" + (" (whether it exists was not checked)" if unchecked
+                                                                   else "") + f": {said}.",
+            f"Fix imagePullSecret {names[0]} in namespace $namespace: its credentials for {host} must be valid and "
+            f"the account must have access to {repo} (for nvcr.io: user `$$oauthtoken` and an NGC API key of an org "
+            f"entitled to that repository); recreate it with `kubectl create secret docker-registry`.")
 
 
 # Sub-phase modules register after this one, still inside the creation phase.
