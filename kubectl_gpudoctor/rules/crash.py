@@ -146,8 +146,9 @@ def completed_under_controller(ev):
       remediation="Fix command/args of container $container to a program that exists in the image "
                   "(check with `kubectl debug` or `docker run --entrypoint sh <image>`), or use the image that has it.")
 def command_not_found(ev):
-    """Exit 127 (not the dynamic loader's missing library), or the runtime reports `executable file not found in $PATH`
-    for the container's command (StartError)."""
+    """Exit 127 (not the dynamic loader's), or the runtime's `executable file not found in $PATH` (StartError).
+
+    The dynamic loader also exits 127 (`error while loading shared libraries`): the command exists, a library does not."""
     for c, cs, init in podstate.all_container_states(ev.pod):
         if stopped_sidecar(ev.pod, c, init):
             continue
@@ -180,8 +181,10 @@ def command_not_found(ev):
       remediation="Read the quoted line: it is the application's own error; fix its cause in the code, "
                   "arguments or configuration of container $container.")
 def app_error(ev):
-    """A container exited non-zero and its log ends with an error or exception line that no specific rule explains
-    (the real error above an exception that only wraps it, such as vLLM's "Engine core initialization failed")."""
+    """A container exited non-zero and its log ends with an error or exception line that no specific rule explains.
+
+    It quotes the real error above an exception that only wraps it (vLLM's "Engine core initialization failed",
+    torchrun's ChildFailedError)."""
     found = find(ev, "app-error", accept=not_wrapper) or find(ev, "app-error") or tail_match(ev, "app-error")
     if not found:
         return None

@@ -21,9 +21,10 @@ from .registry import DEFAULT, SPECIFIC, Unknown, rule
                   "discovery driver label), upgrade the node's driver, or use an image built for an older CUDA.",
       snippet="kubectl get nodes -L nvidia.com/cuda.driver-version.full,nvidia.com/cuda.runtime-version.full,nvidia.com/gpu.product")
 def cuda_driver_too_old(ev):
-    """A crashed container logs that the driver is too old for its CUDA, or its image's CUDA major needs a newer
-    driver than the node's (GFD labels; below the minor-version-compatibility floor, or below the major's oldest
-    driver when the tag names no minor) and its log does not show CUDA working on the GPU."""
+    """A crashed container logs that its driver is too old for its CUDA, or its image tag needs a newer driver than the node's.
+
+    From the tag: the node's GFD driver label is below the CUDA major's minor-version-compatibility floor (below the
+    major's oldest driver when the tag names no minor), and the log does not show CUDA working on the GPU."""
     pod, lbls = ev.pod, node_labels(ev)
     driver = cd.node_driver(lbls)
     for c, cs, term, prev in crashed(ev):

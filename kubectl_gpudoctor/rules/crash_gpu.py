@@ -44,8 +44,9 @@ def gpu_out_of_memory(ev):
                   "requests default to the same value); GPUs are allocated per container.",
       snippet="# container $container\nresources:\n  limits:\n    nvidia.com/gpu: 1")
 def gpu_not_requested(ev):
-    """A crashed container that requests no GPU logs that it found no GPU or no NVIDIA driver, or nvidia-smi is not
-    found (exit 127, or the runtime's StartError `exec: "nvidia-smi": executable file not found in $PATH`)."""
+    """A crashed container that requests no GPU logs that it found no GPU or no NVIDIA driver, or has no nvidia-smi.
+
+    No nvidia-smi: exit 127, or the runtime's StartError `exec: "nvidia-smi": executable file not found in $PATH`."""
     pod = ev.pod
     for c, cs, term, prev in crashed(ev):
         if container_gpus(c):
@@ -99,8 +100,9 @@ def _short(cause: str) -> str:
                   "toolkit and device plugin on node $node.",
       snippet="kubectl get runtimeclass\nkubectl get pods -A -o wide --field-selector spec.nodeName=$node | grep -Ei 'device-plugin|toolkit'")
 def driver_libraries_missing(ev):
-    """A crashed GPU container cannot load libcuda.so.1 / libnvidia-ml.so.1, or nvidia-smi is not found (exit 127, or
-    the runtime's StartError `exec: "nvidia-smi": executable file not found in $PATH`)."""
+    """A crashed GPU container cannot load libcuda.so.1 / libnvidia-ml.so.1, or has no nvidia-smi (exit 127, StartError).
+
+    StartError: the runtime's `exec: "nvidia-smi": executable file not found in $PATH` (images never ship nvidia-smi)."""
     pod = ev.pod
     for c, cs, term, prev in crashed(ev):
         gpus = nvidia_gpus(c)
