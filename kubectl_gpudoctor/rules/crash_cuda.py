@@ -5,13 +5,13 @@ from __future__ import annotations
 import re
 
 from ..data import cuda_driver as cd
-from ..data.signatures_distributed import MEMLOCK_SNIPPET, NCCL_HINTS
+from ..data.signatures_distributed import NCCL_HINTS
 from ..k8s import container_gpus, name, namespace, spec
 from .common import has_terminations
 from .gpu_advice import (affinity_snippet, cuda_initialised, driver_facts, driver_label_line, driver_ok, ngc_fatal,
-                         node_affinity, node_labels, rendezvous_peer)
+                         nccl_fix, node_affinity, node_labels, rendezvous_peer)
 from .gpu_crashlog import AMBIGUOUS, crash_hit, crash_match, crashed, matches, quote
-from .gpu_visibility import env_value, ipc_lock
+from .gpu_visibility import env_value
 from .registry import DEFAULT, SPECIFIC, Unknown, rule
 
 
@@ -94,9 +94,8 @@ def nccl_failure(ev):
         extra += rendezvous_peer(ev, c) if hint.startswith(("name resolution", "network reachability")) else ""
         shm = crash_match(ev, c["name"], prev, ("shm-too-small",))
         what = "could not join the torch.distributed rendezvous" if m.signature.id == "c10d-bootstrap" else "failed in NCCL/torch.distributed"
+        fix, snippet = nccl_fix(c, hint, (env_value(c, "NCCL_DEBUG") or "").upper() in ("INFO", "TRACE"))
         return crash_hit(ev, c, cs, term, m, f"Container {c['name']} {what}: {quote(m, c, term)}. "
-                         f"Most likely: {hint}.{extra}", rank=DEFAULT if shm else None, extra=warn,
-                         snippet=MEMLOCK_SNIPPET if hint.startswith("the memory-lock limit") and not ipc_lock(c) else
-                         "" if (env_value(c, "NCCL_DEBUG") or "").upper() in ("INFO", "TRACE") else None,
+                         f"Most likely: {hint}.{extra}", rank=DEFAULT if shm else None, extra=warn, fix=fix, snippet=snippet,
                          next=[f"kubectl logs {name(pod)} -n {namespace(pod)} -c {c['name']} --previous | grep -E 'NCCL (WARN|INFO)'"])
     return None

@@ -7,9 +7,11 @@ from typing import Optional
 
 from .. import logscan, podstate
 from ..data import cuda_driver as cd
+from ..data.signatures_distributed import MEMLOCK_SNIPPET
 from ..data.signatures_gpu import CUDA_INITIALISED
 from ..k8s import condition, labels, name, spec
 from ..quantity import parse_quantity
+from .gpu_visibility import ipc_lock
 from .registry import Line
 
 
@@ -128,16 +130,20 @@ def affinity_snippet(ev, node_lbls, img) -> Optional[str]:
     return None
 
 
+def master_addr(c):
+    """(MASTER_ADDR, MASTER_PORT) from the container's literal env, None where unset."""
+    env = {e.get("name"): e.get("value") for e in c.get("env") or [] if "valueFrom" not in e}
+    return env.get("MASTER_ADDR") or None, env.get("MASTER_PORT") or None
+
+
 def rendezvous_peer(ev, c) -> str:
     """' MASTER_ADDR=x (port p): pod x is Pending, ...' from the container's literal env and, when it was read, the pod
     the address names (Kubeflow PyTorchJob: MASTER_ADDR is the master pod's name and its headless Service's)."""
-    addr = next((e.get("value") for e in c.get("env") or [] if e.get("name") == "MASTER_ADDR" and "valueFrom" not in e), None)
+    addr, port = master_addr(c)
     if not addr:
         return ""
-    port = next((e.get("value") for e in c.get("env") or [] if e.get("name") == "MASTER_PORT" and e.get("value")), None)
     text = f" MASTER_ADDR={addr}" + (f" (port {port})" if port else "")
-    ns = ev.target.namespace
-    peer = ev.get("Pod", addr.split(".")[0], ns)
+    peer = ev.get("Pod", addr.split(".")[0], ev.target.namespace)
     if peer is None or peer is ev.pod:
         return text + "."
     shown = podstate.display_status(peer)
@@ -145,3 +151,18 @@ def rendezvous_peer(ev, c) -> str:
         return text + f": pod {name(peer)} is {shown} and Ready."
     return (text + f": pod {name(peer)} is {shown}, so nothing serves that address yet; the rank will keep failing "
             "until it runs (or wait for it in an init container).")
+
+
+def nccl_fix(c, hint: str, debug_on: bool):
+    """(fix, snippet) for what an NCCL/rendezvous failure most likely is; None keeps the rule's own."""
+    if hint.startswith("the memory-lock limit"):
+        return None, None if ipc_lock(c) else MEMLOCK_SNIPPET
+    addr = master_addr(c)[0]
+    if hint.startswith("name resolution") and addr:
+        return ("Start the rank that serves MASTER_ADDR before the others, or make this container wait until "
+                f"{addr} resolves (an init container, as the Kubeflow training operator adds), and check the name and "
+                "namespace of the headless Service behind it.",
+                f"# pod template of the workers: wait for the rendezvous host\ninitContainers:\n- name: wait-for-master\n"
+                f"  image: busybox:1.36\n  command: [\"sh\", \"-c\", \"until nslookup {addr}; do echo waiting for {addr}; "
+                f"sleep 2; done\"]")
+    return None, "" if debug_on else None
