@@ -172,6 +172,19 @@ def last_error(ev: Evidence, pod: dict) -> Optional[Tuple[str, bool, str]]:
     return None
 
 
+def plugin_hint(ev: Evidence, node: dict) -> Optional[str]:
+    """The device plugin's own advice on the node when it found no GPU library ("did you configure the NVIDIA
+    Container Toolkit?"), from its newest log that has it."""
+    rx = re.compile(go.PLUGIN_HINT)
+    for c, p in component_pods(ev, node):
+        for cname in [x.get("name") for x in containers(p)] if c.device_plugin else []:
+            for prev in (False, True):
+                found = rx.search(ev.log(p, cname, prev) or "")
+                if found:
+                    return found.group(0).strip()[:200]
+    return None
+
+
 def device_plugin_ready(ev: Evidence, node: dict) -> bool:
     """Some device plugin on the node is Running and Ready (True when the node's pods are unknown)."""
     if not pods_known(ev, name(node)):

@@ -4,12 +4,12 @@ from __future__ import annotations
 import re
 from typing import Dict, List, Optional, Set, Tuple
 
-from . import podstate
+from . import affinity, podstate
 from .data import gpu_operator as go
 from .evidence import Evidence
-from .gpustack import component_pods, pods_known, ready_count
-from .k8s import (allocatable, annotations, capacity, container_gpus, containers, is_gpu_resource, is_terminated,
-                  labels, name, namespace, pod_requests, status, taints)
+from .gpustack import component_pods, device_plugin_pods, pods_known, ready_count
+from .k8s import (allocatable, annotations, capacity, container_gpus, containers, gpu_request, is_gpu_resource,
+                  is_terminated, labels, name, namespace, pod_requests, status, taints)
 from .timeutil import format_time, parse_time
 
 
@@ -43,6 +43,30 @@ def is_gpu_node(node: Optional[dict]) -> bool:
 def counts_gpus(res: str) -> bool:
     """The resource counts GPUs or GPU slices (not a share of one: Intel millicores, memory.max, monitoring)."""
     return any(re.match(rx, res) for rx in go.VENDOR_RESOURCES.values())
+
+
+def request_vendors(pod: dict) -> Set[str]:
+    """The GPU vendors a pod's request names."""
+    return {v for r in gpu_request(pod) for v, rx in go.REQUEST_VENDORS if re.match(rx, r)}
+
+
+# GPU nodes whose own stack is judged for one waiting pod (each costs a pod list and a few log tails live).
+MAX_STACK_NODES = 8
+
+
+def stack_nodes(ev: Evidence, pod: dict) -> List[dict]:
+    """The GPU nodes an unscheduled GPU pod waits for, whose own stack (device plugin, operator, GPU health) may be
+    why: nodes of the requested vendor by labels or capacity; only when there are none, the nodes where a device
+    plugin for it runs (the plain plugin DaemonSet also runs on CPU nodes). Those the pod's node selector picks
+    when it picks any (a selector on a label GFD would set can fail because GFD is broken); bounded."""
+    wanted = request_vendors(pod)
+    nodes = [n for n in ev.all("Node") if gpu_vendors(n) & wanted]
+    if not nodes:
+        hosting = {name(n) for n in ev.all("Node") if device_plugin_pods(ev, n, wanted)}
+        nodes = [n for n in ev.all("Node") if name(n) in hosting]
+    picked = [n for n in nodes if not affinity.selector_failures(pod, n)]
+    advertising = lambda n: any(advertised(n, v) for v in wanted)
+    return sorted(picked or nodes, key=lambda n: (advertising(n), name(n)))[:MAX_STACK_NODES]
 
 
 def node_gpu_resources(node: dict) -> List[str]:

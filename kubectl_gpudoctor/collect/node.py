@@ -3,17 +3,18 @@ DaemonSets and logs) in a few bounded parallel rounds, and the node reads of a p
 from __future__ import annotations
 
 from datetime import datetime, timezone
-from typing import List
+from typing import List, Optional
 from urllib.parse import quote
 
 from .. import gpustack, nodeview, podstate, storage
+from ..data import gpu_operator as go
 from ..evidence import Evidence, Target
 from ..k8s import controller_of, name, namespace, spec
 from .api import Api, Request
-from .scheduling import DRA_GROUP, dra_version
 from .kubeconfig import ConnOptions, connect
 
 LOG_LIMIT_BYTES = 256 * 1024
+DRA_GROUP = "resource.k8s.io"
 MAX_LOGS = 16               # log tails of GPU-stack containers read for one node
 MAX_DAEMONSETS = 12         # DaemonSets read by owner reference
 POD_VIEW_MAX_LOGS = 4       # device-plugin/operator logs read for a pod diagnosis
@@ -88,6 +89,7 @@ def dra_requests(ev: Evidence) -> List[Request]:
             ev.mark_read("resourceslices")
             ev.mark_read("resourceclaims")
         return []
+    from .scheduling import dra_version   # scheduling reads node's log requests: import at call time
     base = f"/apis/{DRA_GROUP}/{dra_version(ev)}"
     reqs = [Request("resourceslices", "list", f"{base}/resourceslices",
                     {"fieldSelector": f"spec.nodeName={name(node)}"}, kind="ResourceSlice")]
@@ -132,20 +134,24 @@ def daemonset_requests(ev: Evidence) -> List[Request]:
     return reqs
 
 
-def log_requests(ev: Evidence, limit: int, only_broken: bool = False) -> List[Request]:
-    """Log tails (bounded lines and bytes) of GPU-stack containers on the node: previous logs of containers
-    that restarted, current logs of stuck init containers and unready containers, and the device plugin's
-    current log when GPUs are unhealthy (it names them)."""
-    node = ev.node
-    if node is None or not gpustack.pods_known(ev, name(node)):
+def log_requests(ev: Evidence, limit: int, only_broken: bool = False, node: Optional[dict] = None,
+                 known: bool = True) -> List[Request]:
+    """Log tails (bounded lines and bytes) of GPU-stack containers on the node (the target's, or `node`): previous
+    logs of containers that restarted, current logs of stuck init containers and unready containers, and the
+    device plugin's current log when GPUs are unhealthy (it names them) or none is advertised (it says why).
+    `known=False`: the node's pods are being listed in the same round; read what is known of them."""
+    node = ev.node if node is None else node
+    if node is None or (known and not gpustack.pods_known(ev, name(node))):
         return []
     unhealthy = any(k8s_cap > k8s_alloc for k8s_cap, k8s_alloc in _gpu_counts(node))
+    silent = not any(nodeview.advertised(node, v) for v in nodeview.gpu_vendors(node) or go.VENDOR_RESOURCES)
     mig = nodeview.mig_state(node)
     mig_busy = bool(mig) and mig[0] != "success"   # the MIG manager's log says why
     reqs: List[Request] = []
     for comp, pod in gpustack.component_pods(ev, node):
         healthy = gpustack.is_ready(pod) or (comp.one_shot and (pod.get("status") or {}).get("phase") == "Succeeded")
-        if only_broken and healthy:
+        telling = comp.device_plugin and (unhealthy or silent)
+        if only_broken and healthy and not telling:
             continue
         stuck = gpustack.stuck_init(pod)
         for c, cs, _ in podstate.all_container_states(pod):
@@ -154,7 +160,7 @@ def log_requests(ev: Evidence, limit: int, only_broken: bool = False) -> List[Re
                 reqs.append(_log(pod, cname, True, ev.tail_lines))
             running = (cs.get("state") or {}).get("running") is not None
             if (stuck and stuck["name"] == cname and running) or (running and not cs.get("ready") and not stuck) \
-                    or (comp.device_plugin and unhealthy and running) or (comp.key == "mig-manager" and mig_busy and running):
+                    or (telling and running) or (comp.key == "mig-manager" and mig_busy and running):
                 reqs.append(_log(pod, cname, False, ev.tail_lines))
     return reqs[:limit]
 

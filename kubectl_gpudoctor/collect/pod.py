@@ -14,6 +14,8 @@ from .kubeconfig import ConnOptions, connect
 
 # Phase-specific readers add what their rules need, in two parallel rounds.
 PHASE_READERS = (scheduling, workload, network, node)
+# Optional later rounds a reader may define (empty for most pods): `third_round(ev)`, `fourth_round(ev)`.
+LATER_ROUNDS = ("third_round", "fourth_round")
 
 LOG_LIMIT_BYTES = 256 * 1024
 MAX_NODE_POD_LISTS = 64      # candidate GPU nodes whose pods are listed to compute free GPUs
@@ -54,6 +56,8 @@ def evidence_for(api: Api, pod: dict, tail: int = 80) -> Evidence:
     ev.pod_nodes = {node} if node else set()   # free GPUs are known only where pods were listed
     api.run(pod_requests(pod, tail), ev)
     api.run(follow_up_requests(ev), ev)
+    for stage in LATER_ROUNDS:   # readers whose requests need the follow-up's answers (pods there -> their logs)
+        api.run([r for reader in PHASE_READERS for r in getattr(reader, stage, lambda _ev: [])(ev)], ev)
     return ev
 
 

@@ -5,18 +5,22 @@ from __future__ import annotations
 from typing import List
 from urllib.parse import quote
 
-from .. import affinity, podstate, storage
+from .. import affinity, gpustack, nodeview, podstate, storage
 from ..evidence import Evidence
-from ..k8s import gpu_request, namespace, spec
+from ..k8s import allocatable, gpu_request, name, namespace, spec
+from . import node
 from .api import Request
+from .node import DRA_GROUP
 
 MAX_PEER_LISTS = 6          # (term, namespace) pod lists for required pod (anti-)affinity
 PEER_LIST_LIMIT = "500"
 LIVE_PODS = "status.phase!=Succeeded,status.phase!=Failed"
 MAX_CLAIM_EVENT_LISTS = 4
-DRA_GROUP = "resource.k8s.io"
 # Koordinator's Reservation CRD (scheduling.koordinator.sh/v1alpha1, cluster-scoped); a 404 means not installed.
 RESERVATIONS = "/apis/scheduling.koordinator.sh/v1alpha1/reservations"
+MAX_STACK_LOGS = 8          # GPU-stack log tails read on the GPU nodes a pending GPU pod waits for
+MAX_PLUGIN_DS = 4           # device-plugin DaemonSets whose pods are listed by their selector
+PLUGIN_POD_LIMIT = "100"
 
 
 def _pending(pod: dict) -> bool:
@@ -67,11 +71,98 @@ def _peer_requests(pod: dict) -> List[Request]:
 
 
 def second_round(ev: Evidence) -> List[Request]:
-    """Requests that need the first round's answers: bound PVs, claim events, DRA objects."""
+    """Requests that need the first round's answers: bound PVs, claim events, DRA objects, and for a GPU pod the
+    pods on the GPU nodes it waits for (their own stack) and, when GPUs are missing, the DaemonSets."""
     pod = ev.pod
     if pod is None or not _pending(pod):
         return []
-    return _volume_requests(ev, pod) + _dra_requests(ev, pod)
+    return _volume_requests(ev, pod) + _dra_requests(ev, pod) + _stack_requests(ev, pod)
+
+
+def third_round(ev: Evidence) -> List[Request]:
+    """The GPU nodes' stack, once their pods are known: logs of broken (or telling) GPU-stack pods there, and
+    where no node is labelled as a GPU node, the pods of the device-plugin DaemonSets (where does it run?)."""
+    pod = ev.pod
+    if not _waits_for_gpus(ev):
+        return []
+    reqs: List[Request] = []
+    for n in nodeview.stack_nodes(ev, pod):
+        reqs += node.log_requests(ev, MAX_STACK_LOGS - len(reqs), only_broken=True, node=n)
+    if not _labelled(ev, pod):
+        reqs += _plugin_pod_lists(ev, pod)
+    return _forgiving(ev, reqs)
+
+
+def fourth_round(ev: Evidence) -> List[Request]:
+    """Nodes found to run the device plugin (no GPU labels anywhere): their pods and the plugin's logs."""
+    pod = ev.pod
+    if not _waits_for_gpus(ev) or _labelled(ev, pod):
+        return []
+    reqs = _node_pod_lists(ev, pod)
+    for n in nodeview.stack_nodes(ev, pod):
+        reqs += node.log_requests(ev, MAX_STACK_LOGS - len(reqs), node=n, known=False)
+    return _forgiving(ev, reqs)
+
+
+def _waits_for_gpus(ev: Evidence) -> bool:
+    return ev.pod is not None and _pending(ev.pod) and bool(gpu_request(ev.pod)) and ev.readable("nodes")
+
+
+def _labelled(ev: Evidence, pod: dict) -> bool:
+    wanted = nodeview.request_vendors(pod)
+    return any(nodeview.gpu_vendors(n) & wanted for n in ev.all("Node"))
+
+
+def _stack_requests(ev: Evidence, pod: dict) -> List[Request]:
+    if not _waits_for_gpus(ev):
+        return []
+    reqs = _node_pod_lists(ev, pod)
+    wanted = nodeview.request_vendors(pod)
+    nodes = ev.all("Node")
+    missing = any(not any(allocatable(n, r) > 0 for n in nodes) for r in gpu_request(pod))
+    silent = any(not any(nodeview.advertised(n, v) for v in wanted) for n in nodeview.stack_nodes(ev, pod))
+    if missing or silent:   # why the device plugin runs nowhere, or not there: its DaemonSet (few; never pods)
+        reqs.append(Request("daemonsets", "list", "/apis/apps/v1/daemonsets", kind="DaemonSet"))
+    return reqs
+
+
+def _node_pod_lists(ev: Evidence, pod: dict) -> List[Request]:
+    """Pods on the GPU nodes the pod waits for that are not listed yet (by field selector, bounded)."""
+    todo = [name(n) for n in nodeview.stack_nodes(ev, pod) if ev.pod_nodes is not None and name(n) not in ev.pod_nodes]
+    if ev.pod_nodes is not None:
+        ev.pod_nodes |= set(todo)
+    return [Request("pods", "list", "/api/v1/pods", {"fieldSelector": f"spec.nodeName={n}"}, "Pod") for n in todo]
+
+
+def _plugin_pod_lists(ev: Evidence, pod: dict) -> List[Request]:
+    """Pods of the device-plugin DaemonSets for the requested vendor, by their own label selector in their own
+    namespace (bounded): where the plugin runs when no node carries GPU labels."""
+    wanted = nodeview.request_vendors(pod)
+    reqs: List[Request] = []
+    for ds in ev.all("DaemonSet"):
+        comp = gpustack.daemonset_component(ds)
+        sel = (spec(ds).get("selector") or {}).get("matchLabels") or {}
+        if not comp or not comp.device_plugin or gpustack.vendor_of(gpustack.as_pod(ds)) not in wanted or not sel \
+                or int((ds.get("status") or {}).get("desiredNumberScheduled") or 0) == 0 or len(reqs) >= MAX_PLUGIN_DS:
+            continue
+        query = ",".join(f"{k}={v}" for k, v in sorted(sel.items()))
+        reqs.append(Request("pods", "list", f"/api/v1/namespaces/{quote(namespace(ds))}/pods",
+                            {"labelSelector": query, "limit": PLUGIN_POD_LIMIT}, "Pod"))
+    return reqs
+
+
+def _forgiving(ev: Evidence, reqs: List[Request]) -> List[Request]:
+    """Reads about other pods' logs: a refusal there is not a gap in the target pod's own logs."""
+    had_gap = "pods/log" in ev.gaps
+
+    def forgive(resp):
+        gap = ev.gaps.get("pods/log")
+        if resp.reason != "ok" and not had_gap and gap is not None and gap.detail == resp.message:
+            ev.gaps.pop("pods/log")
+    for r in reqs:
+        if r.log_key is not None:
+            r.then = forgive
+    return reqs
 
 
 def _volume_requests(ev: Evidence, pod: dict) -> List[Request]:

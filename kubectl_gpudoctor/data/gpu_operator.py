@@ -70,6 +70,8 @@ NOT_GPU_PLUGINS = (r"(?i)(^|[-_./:])(sriov|sriovdp|sriov-network|rdma|efa|infini
 # Which vendor a device plugin serves (from its names and image) and the resources it advertises.
 VENDOR_HINTS = (("amd", r"amdgpu|amd-gpu|amd-device|rocm"), ("intel", r"intel"), ("nvidia", r"."))
 VENDOR_NAMES = {"nvidia": "NVIDIA", "amd": "AMD", "intel": "Intel"}
+# The vendor a pod's GPU request names (any resource of its domain).
+REQUEST_VENDORS = (("nvidia", r"^nvidia\.com/"), ("amd", r"^amd\.com/"), ("intel", r"^gpu\.intel\.com/"))
 VENDOR_DEFAULT_RESOURCE = {"nvidia": "nvidia.com/gpu", "amd": "amd.com/gpu", "intel": "gpu.intel.com/i915"}
 # Resources that count GPUs (or GPU slices). Intel's GPU plugin advertises one per card as gpu.intel.com/i915 (or
 # gpu.intel.com/xe with the xe kernel driver); gpu.intel.com/i915_monitoring grants monitoring access to all of
@@ -160,7 +162,7 @@ HEALTH_PATTERN = r"XidCriticalError|device marked unhealthy|marking device .* un
 ERROR_PATTERNS = (
     r"XidCriticalError.*|'[^']+' device marked unhealthy.*",
     r".*(nvml init failed|Failed to initialize NVML|could not load NVML library|ERROR_LIBRARY_NOT_FOUND).*",
-    r".*(Incompatible strategy detected|invalid MIG strategy|error starting plugins?).*",
+    r".*(Incompatible (?:strategy|platform) detected|invalid MIG strategy|error starting plugins?).*",
     r".*(No devices found|no devices found)\b.*",
     r".*(Could not register device plugin|Could not contact Kubelet|failed to dial device plugin).*",
     r".*(Could not resolve Linux kernel version|Unable to (?:load|open) .*|Could not find .*kernel|"
@@ -171,6 +173,11 @@ ERROR_PATTERNS = (
     r".*(level=(?:fatal|error)|^E\d{4} |^F\d{4} |\bFATAL\b|\bERROR\b|^Error: |panic: ).*",
     r".*\b(failed|error)\b.*",
 )
+
+# The device plugin's own advice after it found no GPU library (k8s-device-plugin internal/rm/factory.go, v0.15+:
+# "If this is a GPU node, did you configure the NVIDIA Container Toolkit?"; before: "If this is a GPU node, did you
+# set the docker default runtime to `nvidia`?", gpu-operator#250).
+PLUGIN_HINT = r"If this is a GPU node, did you .*"
 
 # Lines that look like errors but are part of normal operation: mig-manager asserts the current config before
 # applying a new one (gpu-operator#322), client-go warns about in-cluster config.

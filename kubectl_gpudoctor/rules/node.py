@@ -1,82 +1,14 @@
-"""Node rules from the node object: GPUs advertised or unhealthy, MIG state, cordon, the GPU inventory."""
+"""Node rules from the node object: GPUs advertised or unhealthy, MIG state, cordon (the GPU inventory follows)."""
 from __future__ import annotations
 
-import re
-from typing import Optional, Set
-
-from .. import gpustack, nodeview, podstate
+from .. import gpustack, nodeview
 from ..data import gpu_operator as go
-from ..evidence import Evidence, event_time
-from ..k8s import allocatable, capacity, gpu_request, is_gpu_resource, labels, meta, name, namespace, spec, taints
-from ..timeutil import human_duration, parse_time
+from ..k8s import allocatable, capacity, labels, name, namespace, spec, taints
+from ..timeutil import human_duration
 from .common import event_line
-from .registry import DEFAULT, GENERIC, SPECIFIC, Hit, Line, Unknown, rule
-
-# A node younger than this that advertises no GPU yet is probably still installing its GPU stack.
-NEW_NODE_S = 15 * 60
-_REQUEST_VENDOR = (("nvidia", r"^nvidia\.com/"), ("amd", r"^amd\.com/"), ("intel", r"^gpu\.intel\.com/"))
-
-
-# --- applicability: the node view of a GPU node, or a GPU pod in trouble on its node -------------------
-
-def node_target(ev: Evidence) -> bool:
-    return ev.target.kind == "Node" and ev.node is not None
-
-
-def troubled_gpu_pod(ev: Evidence) -> bool:
-    """A pod on a node that requests GPUs and is not healthy: its node's GPU stack may be the reason."""
-    pod = ev.pod
-    return (pod is not None and bool(spec(pod).get("nodeName")) and bool(gpu_request(pod))
-            and podstate.health(pod) != "healthy")
-
-
-def on_gpu_node(ev: Evidence) -> bool:
-    if ev.target.kind == "Node":
-        return nodeview.is_gpu_node(ev.node)
-    return troubled_gpu_pod(ev)
-
-
-def vendors(ev: Evidence, node: dict) -> Set[str]:
-    """The GPU vendors that matter here: the node's, plus the ones a pod's request names."""
-    out = set(nodeview.gpu_vendors(node))
-    if ev.pod is not None:
-        out |= {v for r in gpu_request(ev.pod) for v, rx in _REQUEST_VENDOR if re.match(rx, r)}
-    return out
-
-
-def node_or_unknown(ev: Evidence):
-    """The node under the target, or an Unknown when it could not be read (None when there is no node)."""
-    if ev.node is not None:
-        return ev.node
-    gap = ev.gap("nodes")
-    return Unknown.from_gap(gap) if gap else None
-
-
-def dra_unknown(ev: Evidence, node: dict) -> Optional[Unknown]:
-    """A GPU DRA driver's kubelet plugin runs on the node but the ResourceSlices that would list its GPUs are unreadable."""
-    if ev.readable("resourceslices") or not gpustack.dra_plugin_pods(ev, node):
-        return None
-    gap = ev.gap("resourceslices")
-    return Unknown(f"{gap.needs() if gap else 'not checked'}: a DRA driver runs on the node, so its GPUs may be "
-                   f"published as ResourceSlices instead of an allocatable resource")
-
-
-def node_line(node: dict, what: str, text: str) -> Line:
-    return Line("node", f"nodes/{name(node)}.{what}", text)
-
-
-def node_events(ev: Evidence, node: dict) -> list:
-    """Events about the node, oldest first. The kubelet sets involvedObject.uid to the node's *name*, so
-    they are matched by kind and name, not by uid."""
-    out = [e for e in ev.all("Event") if (e.get("involvedObject") or e.get("regarding") or {}).get("kind") == "Node"
-           and (e.get("involvedObject") or e.get("regarding") or {}).get("name") == name(node)]
-    return sorted(out, key=lambda e: event_time(e) or parse_time("1970-01-01T00:00:00Z"))
-
-
-def age_s(ev: Evidence, node: dict) -> Optional[float]:
-    made, now = parse_time(meta(node).get("creationTimestamp")), ev.now()
-    return (now - made).total_seconds() if made and now else None
-
+from .node_common import (NEW_NODE_S, age_s, dra_unknown, each_node, node_events, node_line, node_target, on_gpu_node,
+                          vendors)
+from .registry import DEFAULT, GENERIC, SPECIFIC, Hit, Line, rule
 
 # --- rules -----------------------------------------------------------------------------------------------
 
@@ -89,9 +21,12 @@ def age_s(ev: Evidence, node: dict) -> Optional[float]:
               "kubectl get pods -A --field-selector spec.nodeName=$node -o wide | grep -Ei 'nvidia|gpu|device-plugin'")
 def gpu_allocatable_zero(ev):
     """The node looks like a GPU node (GFD/NFD/cloud labels or GPU capacity) but advertises 0 of its GPU resources."""
-    node = node_or_unknown(ev)
-    if not isinstance(node, dict):
-        return node
+    return each_node(ev, allocatable_zero_on)
+
+
+def allocatable_zero_on(ev, node):
+    if not nodeview.is_gpu_node(node):
+        return None   # a node that only runs a device plugin may be a CPU node: gpu-not-advertised quotes the plugin
     for vendor in sorted(vendors(ev, node)):
         if nodeview.advertised(node, vendor) or nodeview.dra_devices(ev, node, vendor):
             continue   # with DRA the GPUs are ResourceSlice devices, not an allocatable extended resource
@@ -133,9 +68,10 @@ def gpu_allocatable_zero(ev):
               "kubectl debug node/$node -it --image=ubuntu -- chroot /host sh -c 'dmesg | grep -i xid; nvidia-smi -q | grep -i -A3 retired'")
 def gpus_unhealthy(ev):
     """A GPU resource's capacity exceeds its allocatable: the device plugin marked GPUs unhealthy (e.g. after an Xid)."""
-    node = node_or_unknown(ev)
-    if not isinstance(node, dict):
-        return node
+    return each_node(ev, unhealthy_on)
+
+
+def unhealthy_on(ev, node):
     short = [(r, capacity(node, r), allocatable(node, r)) for r in nodeview.node_gpu_resources(node)
              if capacity(node, r) > allocatable(node, r)]
     if not short:
@@ -216,38 +152,4 @@ def node_cordoned(ev):
     return Hit(msg, lines)
 
 
-@rule("gpu-inventory", phase="node", severity="info", rank=DEFAULT,
-      applies=lambda ev: node_target(ev) and nodeview.is_gpu_node(ev.node), targets=("Node",),
-      title="GPU inventory of the node",
-      remediation="Nothing to fix: this is what the node has and who uses it.")
-def gpu_inventory(ev):
-    """Always on a GPU node: product, count, memory, driver/CUDA versions, MIG, allocatable/used/free, GPU pods."""
-    node = ev.node
-    facts = nodeview.gpu_facts(node)
-    parts = []
-    if facts.get("product"):
-        head = f"{facts['count']} x {facts['product']}" if facts.get("count") else facts["product"]
-        parts.append(head + (f" ({facts['memory']})" if facts.get("memory") else ""))
-    parts += [f"{k} {facts[k]}" for k in ("driver", "cuda") if facts.get(k)]
-    if facts.get("migStrategy") and facts["migStrategy"] != "none":
-        parts.append(f"MIG strategy {facts['migStrategy']}")
-    known = gpustack.pods_known(ev, name(node))
-    for row in nodeview.resource_rows(ev, node):
-        res = row["resource"]
-        if not (res.startswith("rdma/") or re.match(r"^(nvidia\.com|amd\.com|gpu\.intel\.com)/", res)) \
-                or (is_gpu_resource(res) and not nodeview.counts_gpus(res)):
-            continue   # Intel's millicores / memory.max / monitoring are shares of the GPUs, not GPUs
-        used = f", {row['requested']} requested, {row['free']} free" if known else ""
-        parts.append(f"{row['resource']}: {row['allocatable']} allocatable{used}")
-    for vendor in sorted(nodeview.gpu_vendors(node)):
-        count = nodeview.dra_devices(ev, node, vendor)
-        if count:
-            held = nodeview.dra_allocated(ev, node, vendor) if ev.readable("resourceclaims") else None
-            used = f", {held} allocated to claims, {count - held} free" if held is not None else ""
-            parts.append(f"{go.DRA_GPU_DRIVERS[vendor]} (DRA): {count} device(s) in ResourceSlices{used}")
-    holders = {(r["namespace"], r["pod"]) for r in nodeview.gpu_pod_rows(ev, node)} if known else set()
-    holders |= {h for v in nodeview.gpu_vendors(node) for h in nodeview.dra_holders(ev, node, v)}
-    tail = f"; {len(holders)} pod(s) hold GPUs" if known else \
-        "; GPU pods unknown (the node's pods could not be listed)"
-    msg = (("; ".join(parts) or "no GPU feature discovery labels") + tail + ".")
-    return Hit(msg if "/" in msg.split(":")[0] else msg[0].upper() + msg[1:], [], summary=f"GPU inventory of {name(node)}")
+from . import node_inventory  # noqa: E402,F401  (registration order: gpu-inventory after the rules above)

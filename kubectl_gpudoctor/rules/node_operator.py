@@ -7,7 +7,7 @@ from .. import gpustack, nodeview, podstate
 from ..data import gpu_operator as go
 from ..k8s import labels, name, namespace, spec
 from ..timeutil import human_duration, parse_time
-from .node import node_line, node_or_unknown, on_gpu_node, vendors
+from .node_common import each_node, node_line, on_gpu_node, vendors
 from .registry import DEFAULT, GENERIC, SPECIFIC, Hit, Line, Unknown, rule
 
 # Links that watch or label GPUs; when one of them is the first broken link, GPU pods still run.
@@ -53,9 +53,10 @@ def _state(pod) -> str:
               "kubectl get pods -A --field-selector spec.nodeName=$node -o wide")
 def device_plugin_not_running(ev):
     """No Running+Ready device-plugin pod on the node, or it keeps restarting; quotes its last error."""
-    node = node_or_unknown(ev)
-    if not isinstance(node, dict):
-        return node
+    return each_node(ev, plugin_on)
+
+
+def plugin_on(ev, node):
     unknown = _pods_or_unknown(ev, node)
     if unknown:
         return unknown
@@ -173,9 +174,10 @@ def _label_snippet(node, ds) -> Optional[str]:
       snippet="kubectl get pods -A --field-selector spec.nodeName=$node -o wide | grep -Ei 'nvidia|gpu'")
 def gpu_operator_component_failing(ev):
     """A GPU-operator pod on the node is not Ready; names the first broken link driver → toolkit → device plugin → GFD/DCGM → validator."""
-    node = node_or_unknown(ev)
-    if not isinstance(node, dict):
-        return node
+    return each_node(ev, operator_on)
+
+
+def operator_on(ev, node):
     unknown = _pods_or_unknown(ev, node)
     if unknown:
         return unknown

@@ -9,7 +9,7 @@ from ..k8s import (allocatable, gpu_request, is_netdev_resource, labels, name, n
                    node_resources, spec)
 from .common import unscheduled
 from .registry import SPECIFIC, Hit, Line, Unknown, rule
-from .scheduling_common import names, with_scale_up
+from .scheduling_common import names, plugin_daemonset_cause, stack_cause, with_scale_up
 
 
 def _wants_gpu(ev):
@@ -83,14 +83,30 @@ def gpu_not_advertised(ev):
     instead = sorted({f"{r} on {name(n)}" for n in nodes for r in node_resources(n) if allocatable(n, r) > 0})
     if instead:
         msg += f" Advertised GPU resources: {', '.join(instead[:4])} (a different resource name)."
-    elif looks:
-        msg += (f" {len(looks)} node(s) are labelled as GPU nodes ({names(looks)}) but their device plugin "
-                f"advertises nothing." + _plugin_blocking_taints(looks))
     else:
-        msg += " No node carries GPU labels either: the cluster has no GPU node right now (or the pool is at zero)."
+        msg, lines = _why_unadvertised(ev, msg, lines, looks)
     short = res.rsplit("/", 1)[-1].upper()
     return with_scale_up(ev, Hit(msg, lines, values={"res": res, "short": short, "escaped": res.replace(".", "\\.")},
                                  next=[f"kubectl gpudoctor node {name(n)}" for n in looks[:3]]))
+
+
+def _why_unadvertised(ev, msg, lines, looks):
+    """Which GPU nodes there are and what their own stack (device plugin, operator, DaemonSet) says."""
+    stack = nodeview.stack_nodes(ev, ev.pod)
+    if looks:
+        msg += f" {len(looks)} node(s) are labelled as GPU nodes ({names(looks)}) but their device plugin advertises nothing."
+    elif stack:
+        msg += f" No node carries GPU labels, but a device plugin for it runs on {names(stack)}."
+    else:
+        msg += " No node carries GPU labels either"
+    cause = (stack_cause(ev, stack) if stack else None) or plugin_daemonset_cause(ev)
+    if not looks and not stack:
+        msg += "." if cause else ": the cluster has no GPU node right now (or the pool is at zero)."
+    if cause:
+        msg, lines = f"{msg} {cause[0]}", lines + cause[1]
+    if looks and "taint" not in (cause[0] if cause else ""):
+        msg += _plugin_blocking_taints(looks)
+    return msg, lines
 
 
 # The device plugin / GPU operator DaemonSets tolerate nvidia.com/gpu by default, not site-specific taints.

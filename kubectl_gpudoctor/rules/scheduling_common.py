@@ -6,9 +6,9 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import List, Optional
 
-from .. import placement, schedmsg
+from .. import gpustack, nodeview, placement, schedmsg
 from ..evidence import Evidence, Line, event_time
-from ..k8s import condition, labels, name, spec
+from ..k8s import condition, labels, name, namespace, spec
 from ..timeutil import format_time, parse_time, seconds_between
 from .common import event_line, pod_events, unscheduled
 from .registry import Hit
@@ -120,3 +120,72 @@ def when_text(said: Optional[Said]) -> str:
 
 def node_name_of(pod: dict) -> str:
     return spec(pod).get("nodeName") or ""
+
+
+# --- the GPU nodes' own stack, for a pod that waits for GPUs ---------------------------------------------------
+
+def stack_cause(ev: Evidence, nodes: List[dict], order=("plugin", "operator", "unhealthy", "zero"),
+                lead: str = "The GPU node's own stack says why") -> Optional[tuple]:
+    """(sentence, lines): why the GPU nodes offer no (or fewer) GPUs, from their own stack: the first critical
+    node-rule finding on them in `order` with its quoted log line, else a running device plugin's own log line on a
+    node that advertises nothing. None when their stack looks fine."""
+    from . import node, node_operator   # the node phase registers after this one: import at call time
+    checks = {"plugin": node_operator.plugin_on, "operator": node_operator.operator_on,
+              "unhealthy": node.unhealthy_on, "zero": node.allocatable_zero_on}
+    for key in order:
+        for n in nodes:
+            hit = checks[key](ev, n)
+            if isinstance(hit, Hit) and hit.severity in (None, "critical"):
+                quote = [ln for ln in hit.evidence if ln.source in ("log", "object")][-1:]
+                first = hit.message.split(". ")[0].rstrip(".")
+                said = f": {gpustack.quoted(quote[0].text)}" if quote and quote[0].text not in first else ""
+                return _sentence(f"{lead}: {first}{said}") + _hint(ev, n), quote
+    return _plugin_log(ev, nodes)
+
+
+def _sentence(text: str) -> str:
+    return text if text.rstrip("\"'").endswith((".", "?", "!")) else text + "."
+
+
+def _hint(ev: Evidence, node: dict) -> str:
+    hint = gpustack.plugin_hint(ev, node)
+    return f" The device plugin asks: {gpustack.quoted(hint)}" if hint else ""
+
+
+def _plugin_log(ev: Evidence, nodes: List[dict]) -> Optional[tuple]:
+    wanted = nodeview.request_vendors(ev.pod)
+    for n in nodes:
+        if any(nodeview.advertised(n, v) for v in wanted):
+            continue
+        for p in gpustack.device_plugin_pods(ev, n, wanted):
+            err = gpustack.last_error(ev, p)
+            if err:
+                ref = f"{namespace(p)}/{name(p)}/{err[0]} {'previous log' if err[1] else 'log'}"
+                return (_sentence(f"Device plugin pod {namespace(p)}/{name(p)} runs on node {name(n)} and advertises "
+                                  f"no GPU; its log says: {gpustack.quoted(err[2])}") + _hint(ev, n), [Line("log", ref, err[2])])
+    return None
+
+
+def plugin_daemonset_cause(ev: Evidence) -> Optional[tuple]:
+    """(sentence, lines) when the device plugin's DaemonSet places no pod at all (desiredNumberScheduled 0) and why,
+    node by node (selector, affinity, taints), or when no device-plugin DaemonSet exists."""
+    if not ev.readable("daemonsets"):
+        return None
+    wanted = nodeview.request_vendors(ev.pod)
+    dss = [d for d in ev.all("DaemonSet") if gpustack.daemonset_component(d) is not None
+           and gpustack.daemonset_component(d).device_plugin and gpustack.vendor_of(gpustack.as_pod(d)) in wanted]
+    if not dss:
+        return ("No device-plugin DaemonSet for it exists in the cluster (is the GPU operator or the device plugin "
+                "installed?).", [])
+    for ds in dss:
+        if int((ds.get("status") or {}).get("desiredNumberScheduled", -1)) != 0:
+            continue
+        workers = sorted(ev.all("Node"), key=lambda n: (any(k.startswith(CONTROL_PLANE) for k in labels(n)), name(n)))
+        why = [f"on node {name(n)} {'; '.join(r)}" for n, r in ((n, gpustack.skip_reasons(ds, n)) for n in workers) if r]
+        text = f"DaemonSet {namespace(ds)}/{name(ds)} places its pod on no node (desiredNumberScheduled 0)"
+        text += (": " + "; ".join(why[:3])) if why else ""
+        return (f"The device plugin runs nowhere: {text}.", [Line("object", f"daemonsets/{namespace(ds)}/{name(ds)}", text)])
+    return None
+
+
+CONTROL_PLANE = ("node-role.kubernetes.io/control-plane", "node-role.kubernetes.io/master")

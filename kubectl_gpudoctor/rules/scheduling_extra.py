@@ -1,13 +1,13 @@
 """Scheduling rules about capacity (free GPUs, CPU/memory/pod slots on the GPU nodes) and a scheduler that never acts."""
 from __future__ import annotations
 
-from .. import placement, schedmsg
+from .. import nodeview, placement, schedmsg
 from ..k8s import condition, is_gpu_resource, meta, spec
 from ..quantity import format_bytes
 from ..timeutil import human_duration, seconds_between
 from .common import unscheduled
 from .registry import DEFAULT, GENERIC, Hit, Line, Unknown, rule
-from .scheduling_common import scheduler_word, wants_device, with_scale_up
+from .scheduling_common import scheduler_word, stack_cause, wants_device, with_scale_up
 
 CORE_REASONS = r"^Insufficient (cpu|memory|ephemeral-storage|hugepages-\S+)$|^Too many pods$"
 
@@ -47,7 +47,17 @@ def insufficient_gpu(ev):
     if room and not claims:
         gap = ev.gap("pods")
         return Unknown(gap.needs() if gap else "not checked: the pods on the GPU nodes were not listed")
-    return with_scale_up(ev, _shortage_hit(ev, views, pool, said if claims else None))
+    return with_scale_up(ev, _with_stack(ev, _shortage_hit(ev, views, pool, said if claims else None)))
+
+
+def _with_stack(ev, hit):
+    """Name what the GPU nodes' own stack takes away (GPUs marked unhealthy, a broken device plugin)."""
+    cause = stack_cause(ev, nodeview.stack_nodes(ev, ev.pod), order=("unhealthy", "plugin", "operator", "zero"),
+                        lead="The GPU nodes' own stack takes GPUs away too")
+    if cause:
+        hit.message += f" {cause[0]}"
+        hit.evidence += cause[1]
+    return hit
 
 
 def _shortage_hit(ev, views, pool, said):
