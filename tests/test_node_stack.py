@@ -142,3 +142,32 @@ def test_live_reads_the_gpu_nodes_stack_with_filtered_bounded_requests(case, tmp
         if r.path.endswith("/log"):
             assert r.query.get("tailLines") and r.query.get("limitBytes"), r
     assert len(srv.requests) <= 16
+
+
+def _ds(selector=None, tolerations=None, desired=0):
+    return {"kind": "DaemonSet", "metadata": {"name": "nvidia-device-plugin-daemonset", "namespace": "gpu-operator"},
+            "spec": {"selector": {"matchLabels": {"app": "nvidia-device-plugin-daemonset"}},
+                     "template": {"metadata": {"labels": {"app": "nvidia-device-plugin-daemonset"}},
+                                  "spec": {"nodeSelector": selector or {}, "tolerations": tolerations or [],
+                                           "containers": [{"name": "ctr", "image": "nvcr.io/nvidia/k8s-device-plugin:v0.17.0"}]}}},
+            "status": {"desiredNumberScheduled": desired}}
+
+
+def _tainted(name, key, labels=None):
+    n = _node(name, labels)
+    n["spec"] = {"taints": [{"key": key, "effect": "NoSchedule"}]}
+    return n
+
+
+@pytest.mark.parametrize("objs,says", [
+    # a site taint repels the plugin from the node it would run on (k8s-device-plugin#421)
+    ([_ds(), _tainted("dgx-ws", "gpu")], "does not tolerate the node's taint gpu=:NoSchedule"),
+    # GPU pool at zero: the operator's DaemonSet selects no CPU node, by design
+    ([_ds(selector={"nvidia.com/gpu.deploy.device-plugin": "true"}), _node("cpu-1")], None),
+    # only the control plane is tainted: every ordinary DaemonSet stays off it
+    ([_ds(), _tainted("cp-1", "node-role.kubernetes.io/control-plane")], None),
+])
+def test_a_plugin_daemonset_placing_no_pod_is_a_cause_only_when_taints_repel_it(objs, says):
+    from kubectl_gpudoctor.rules.scheduling_common import plugin_daemonset_cause
+    cause = plugin_daemonset_cause(_ev(_pending(), *objs))
+    assert (cause is None) if says is None else (says in cause[0])

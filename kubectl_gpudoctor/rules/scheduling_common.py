@@ -166,26 +166,31 @@ def _plugin_log(ev: Evidence, nodes: List[dict]) -> Optional[tuple]:
     return None
 
 
+# Control-plane taints keep every ordinary DaemonSet off those nodes: not the reason the plugin is missing.
+CONTROL_PLANE = "node-role.kubernetes.io/"
+
+
 def plugin_daemonset_cause(ev: Evidence) -> Optional[tuple]:
-    """(sentence, lines) when the device plugin's DaemonSet places no pod at all (desiredNumberScheduled 0) and why,
-    node by node (selector, affinity, taints), or when no device-plugin DaemonSet exists."""
+    """(sentence, lines) when the device plugin's DaemonSet places no pod at all (desiredNumberScheduled 0) because
+    taints repel it from nodes it selects (k8s-device-plugin#68, #421). A selector that keeps it off CPU nodes is
+    by design (no GPU node yet, e.g. a pool at zero): nothing is said then."""
     if not ev.readable("daemonsets"):
         return None
     wanted = nodeview.request_vendors(ev.pod)
-    dss = [d for d in ev.all("DaemonSet") if gpustack.daemonset_component(d) is not None
-           and gpustack.daemonset_component(d).device_plugin and gpustack.vendor_of(gpustack.as_pod(d)) in wanted]
-    if not dss:
-        return ("No device-plugin DaemonSet for it exists in the cluster (is the GPU operator or the device plugin "
-                "installed?).", [])
-    for ds in dss:
-        if int((ds.get("status") or {}).get("desiredNumberScheduled", -1)) != 0:
+    for ds in ev.all("DaemonSet"):
+        comp = gpustack.daemonset_component(ds)
+        if not comp or not comp.device_plugin or gpustack.vendor_of(gpustack.as_pod(ds)) not in wanted \
+                or int((ds.get("status") or {}).get("desiredNumberScheduled", -1)) != 0:
             continue
-        workers = sorted(ev.all("Node"), key=lambda n: (any(k.startswith(CONTROL_PLANE) for k in labels(n)), name(n)))
-        why = [f"on node {name(n)} {'; '.join(r)}" for n, r in ((n, gpustack.skip_reasons(ds, n)) for n in workers) if r]
-        text = f"DaemonSet {namespace(ds)}/{name(ds)} places its pod on no node (desiredNumberScheduled 0)"
-        text += (": " + "; ".join(why[:3])) if why else ""
-        return (f"The device plugin runs nowhere: {text}.", [Line("object", f"daemonsets/{namespace(ds)}/{name(ds)}", text)])
+        why = []
+        for n in ev.all("Node"):
+            reasons = gpustack.skip_reasons(ds, n)
+            if reasons and all("taint" in r and CONTROL_PLANE not in r for r in reasons):
+                why.append(f"on node {name(n)} {'; '.join(reasons)}")
+        if why:
+            text = (f"DaemonSet {namespace(ds)}/{name(ds)} places its pod on no node (desiredNumberScheduled 0): "
+                    + "; ".join(why[:3]))
+            return (f"The device plugin runs nowhere: {text}.",
+                    [Line("object", f"daemonsets/{namespace(ds)}/{name(ds)}", text)])
     return None
 
-
-CONTROL_PLANE = ("node-role.kubernetes.io/control-plane", "node-role.kubernetes.io/master")
