@@ -130,14 +130,16 @@ def run_rules(ev: Evidence, ignore: Iterable[str] = ()) -> tuple:
 
 
 def _drop_explained_fallbacks(findings: List[Finding], checks: List[Check]) -> tuple:
-    """A fallback rule (app-error) stays silent when a specific critical rule of its phase fired."""
-    specific = {f.phase: f.id for f in findings if f.severity == "critical" and not RULES[f.id].fallback}
+    """A fallback rule (app-error) stays silent when a specific critical rule of its phase, or of an earlier
+    phase (an init container's driver build failure quoted by the crash-phase fallback), fired."""
+    specific = [f for f in findings if f.severity == "critical" and not RULES[f.id].fallback]
     kept = []
     for f in findings:
-        if RULES[f.id].fallback and f.phase in specific:
+        earlier = [g for g in specific if PHASES.index(g.phase) <= PHASES.index(f.phase)]
+        if RULES[f.id].fallback and earlier:
             for c in checks:
                 if c.id == f.id:
-                    c.result, c.reason = "passed", f"explained by {specific[f.phase]}"
+                    c.result, c.reason = "passed", f"explained by {earlier[0].id}"
         else:
             kept.append(f)
     return kept, checks
