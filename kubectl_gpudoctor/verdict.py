@@ -251,6 +251,8 @@ def _status(findings, checks, cause, health, shown):
                                f"({unknown[0].reason}), so a creation problem may be hidden")
         if shown == "Terminating":
             return "warning", "Terminating: the pod is shutting down; nothing wrong found"
+        if shown in ("Pending", "SchedulingGated") and not any(f.phase != "scheduling" for f in findings):
+            return "warning", f"{shown}: not scheduled yet, nothing wrong found so far"
         return "warning", f"{shown}: still starting, nothing wrong found yet"
     return "healthy", f"{shown}: no problem found"
 
