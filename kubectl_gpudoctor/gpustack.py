@@ -8,7 +8,7 @@ from . import podstate
 from .data import gpu_operator as go
 from .evidence import Evidence
 from .k8s import condition, containers, controller_of, labels, meta, name, spec, status, taints
-from .timeutil import parse_time
+from .timeutil import parse_time, seconds_between
 
 # A component pod younger than this that is still starting is "starting", not "failing": the operator's
 # driver container compiles and loads the kernel module (its startupProbe allows 60 s + 120 x 10 s).
@@ -91,9 +91,7 @@ def ready_count(pod: dict) -> str:
 
 
 def age_s(ev: Evidence, pod: dict) -> Optional[float]:
-    start = parse_time(status(pod).get("startTime") or meta(pod).get("creationTimestamp"))
-    now = ev.now()
-    return (now - start).total_seconds() if start and now else None
+    return seconds_between(status(pod).get("startTime") or meta(pod).get("creationTimestamp"), ev.now())
 
 
 def stuck_init(pod: dict) -> Optional[dict]:

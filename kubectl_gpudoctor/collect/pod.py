@@ -77,7 +77,7 @@ def read_target(api: Api, path: str, what: str, ns=None) -> dict:
 
 def pod_requests(pod: dict, tail: int) -> List[Request]:
     """Everything readable from the pod alone, fetched in one parallel round."""
-    ns, pod_name, uid = pod["metadata"]["namespace"], pod["metadata"]["name"], pod["metadata"].get("uid", "")
+    ns, uid = pod["metadata"]["namespace"], pod["metadata"].get("uid", "")
     base = f"/api/v1/namespaces/{quote(ns)}"
     reqs = [Request("events", "list", f"{base}/events", {"fieldSelector": f"involvedObject.uid={uid}"}, "Event"),
             Request("runtimeclasses", "list", "/apis/node.k8s.io/v1/runtimeclasses", kind="RuntimeClass")]

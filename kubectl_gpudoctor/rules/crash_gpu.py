@@ -20,7 +20,7 @@ MORE_SPECIFIC = SPECIFIC + 5
                   "quantize the model, or shard it over more GPUs / use a GPU with more memory.")
 def gpu_out_of_memory(ev):
     """A crashed container's log ends in a CUDA out-of-memory error, or vLLM/TGI says the KV cache does not fit."""
-    pod, lbls = ev.pod, node_labels(ev)
+    lbls = node_labels(ev)
     for c, cs, term, prev in crashed(ev):
         if term.get("reason") == "OOMKilled":
             continue   # a cgroup kill of host memory: oom-killed explains it

@@ -21,7 +21,6 @@ SHARING_LABELS = ("nvidia.com/gpu.replicas", "nvidia.com/gpu.sharing-strategy", 
               "resources:\n  limits:\n    nvidia.com/gpu: 1")
 def gpu_vendor_mismatch(ev):
     """A crashed container finds no NVIDIA GPU/driver on a node that advertises only AMD or Intel GPUs."""
-    pod = ev.pod
     for c, cs, term, prev in crashed(ev):
         m = crash_match(ev, c["name"], prev, NO_GPU_RULES + ("cuda-driver-too-old",),
                         accept=lambda x: (x.signature.rule in NO_GPU_RULES or x.signature.id == AMBIGUOUS)

@@ -5,9 +5,9 @@ from __future__ import annotations
 from typing import Callable, Optional, Set
 
 from .. import gpustack, nodeview, podstate
-from ..evidence import Evidence, event_time
+from ..evidence import Evidence
 from ..k8s import gpu_request, meta, name, spec
-from ..timeutil import parse_time
+from ..timeutil import seconds_between
 from .registry import Hit, Line, Unknown
 
 # A node younger than this that advertises no GPU yet is probably still installing its GPU stack.
@@ -90,13 +90,9 @@ def node_line(node: dict, what: str, text: str) -> Line:
 
 
 def node_events(ev: Evidence, node: dict) -> list:
-    """Events about the node, oldest first. The kubelet sets involvedObject.uid to the node's *name*, so
-    they are matched by kind and name, not by uid."""
-    out = [e for e in ev.all("Event") if (e.get("involvedObject") or e.get("regarding") or {}).get("kind") == "Node"
-           and (e.get("involvedObject") or e.get("regarding") or {}).get("name") == name(node)]
-    return sorted(out, key=lambda e: event_time(e) or parse_time("1970-01-01T00:00:00Z"))
+    """Events about the node, oldest first (Evidence matches the kubelet's name-as-uid node events)."""
+    return ev.events_for(dict(node, kind="Node"))
 
 
 def age_s(ev: Evidence, node: dict) -> Optional[float]:
-    made, now = parse_time(meta(node).get("creationTimestamp")), ev.now()
-    return (now - made).total_seconds() if made and now else None
+    return seconds_between(meta(node).get("creationTimestamp"), ev.now())
