@@ -24,8 +24,11 @@ def _common(f):
         click.option("-A", "--all-namespaces", is_flag=True, default=False, help="scan: the whole cluster; pod: find the pod in any namespace."),
         click.option("--request-timeout", metavar="DURATION", default=None, help="Timeout of each API request (e.g. 10s, 1m). Default 10s."),
         click.option("-o", "--output", type=click.Choice(OUTPUTS), default=None, help="Output format. Default text."),
-        click.option("--color", type=click.Choice(("auto", "always", "never")), default=None, help="Color the text report. Default auto (NO_COLOR, FORCE_COLOR, tty)."),
-        click.option("--from", "source", metavar="PATH", help="Diagnose saved files instead of the cluster: a bundle dir or .tgz, a `kubectl get -o yaml|json` file, or a `cluster-info dump` dir."),
+        click.option("--color", type=click.Choice(("auto", "always", "never")), default=None,
+                      help="Color the text report. Default auto (NO_COLOR, FORCE_COLOR, tty)."),
+        click.option("--from", "source", metavar="PATH",
+                      help="Diagnose saved files instead of the cluster: a bundle dir or .tgz, "
+                           "a `kubectl get -o yaml|json` file, or a `cluster-info dump` dir."),
         click.option("--tail", type=click.IntRange(1, 10000), default=None, help="Log lines read per container. Default 80."),
         click.option("--ignore", metavar="ID", multiple=True, help="Skip a rule (repeatable)."),
         click.option("-v", "--verbose", is_flag=True, default=False, help="Show passed and not-applicable checks too."),
@@ -40,7 +43,7 @@ class DefaultGroup(click.Group):
 
     def resolve_command(self, ctx, args):
         if args and args[0] not in self.commands and not args[0].startswith("-"):
-            from .workloads import parse_ref
+            from .kube.workloads import parse_ref
             if parse_ref(args[0]):   # deploy/x, sts/x, job/x, ds/x, rs/x
                 return "workload", self.commands["workload"], args
             return "pod", self.commands["pod"], args
@@ -108,7 +111,7 @@ def node(ctx, node_name, **flags):
 @click.pass_context
 def workload(ctx, ref, **flags):
     """Diagnose a workload's pods: deploy/x, sts/x, ds/x, rs/x, job/x (and why pods are not even created)."""
-    from .workloads import parse_ref
+    from .kube.workloads import parse_ref
     parsed = parse_ref(ref)
     if not parsed:
         raise click.UsageError(f"{ref}: expected KIND/NAME with KIND one of deploy, sts, ds, rs, job")
@@ -130,7 +133,7 @@ def scan(ctx, **flags):
 @click.pass_context
 def bundle(ctx, pod_name, dest, **flags):
     """Collect a pod's evidence into a bundle to share (Secrets as metadata only; diagnose it with --from)."""
-    from . import bundle as bundle_writer
+    from .offline import bundle as bundle_writer
     from .runner import pod_evidence
 
     ev = pod_evidence(_options(_merge(ctx, flags)), pod_name)
@@ -177,7 +180,7 @@ def _options(flags: dict):
     from .collect.kubeconfig import ConnOptions
     from .rules import RULES
     from .runner import Options
-    from .timeutil import parse_duration
+    from .kube.timeutil import parse_duration
 
     unknown = [i for i in flags.get("ignore") or () if i not in RULES]
     if unknown:
@@ -245,5 +248,5 @@ def main(argv=None) -> None:
 
 
 def _fail(message: str) -> None:
-    from .sanitize import inert
+    from .safety.sanitize import inert
     click.echo(f"error: {inert(message, False)}", err=True)

@@ -5,7 +5,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from typing import Dict, Iterable, List, Optional, Set, Tuple
 
-from .timeutil import parse_time
+from .kube.timeutil import parse_time
 
 # Every source a rule may need, named as RBAC names it (resource[/subresource]).
 KNOWN_SOURCES = (

@@ -3,9 +3,9 @@ from __future__ import annotations
 
 from typing import List
 
-from . import podstate
+from .kube import podstate
 from .evidence import Evidence
-from .k8s import spec
+from .kube.objects import spec
 
 
 def pod_next_commands(ev: Evidence) -> List[str]:

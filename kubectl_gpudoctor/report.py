@@ -1,52 +1,92 @@
-"""Aggregates pod diagnoses into a WorkloadDiagnosis or a ScanReport; every per-pod decision stays in verdict.py."""
+"""The documents of the contract (PodDiagnosis, NodeDiagnosis, WorkloadDiagnosis, ScanReport) and their JSON shape;
+every decision that fills them is made in verdict.py."""
 from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Dict, Iterable, List, Optional
 
-from . import workloads
-from .evidence import Evidence
+from .evidence import Line
 from .exitcodes import Exit
-from .timeutil import format_time
-from .verdict import API_VERSION, Diagnosis, order_findings, root_cause, run_rules
+
+API_VERSION = "gpudoctor/v1"
+
+
+@dataclass
+class Finding:
+    id: str
+    phase: str
+    severity: str
+    title: str
+    message: str
+    evidence: List[Line]
+    remediation: str
+    snippet: str
+    docs: str
+    summary: str = ""
+    rank: int = 0
+    order: int = 0
+    next: List[str] = field(default_factory=list)
+    table: List[dict] = field(default_factory=list)
+
+    def to_dict(self) -> dict:
+        return {"id": self.id, "phase": self.phase, "severity": self.severity, "title": self.title,
+                "message": self.message, "evidence": [e.to_dict() for e in self.evidence],
+                "remediation": self.remediation, "snippet": self.snippet or None, "docs": self.docs,
+                "table": self.table}
+
+
+@dataclass
+class Check:
+    id: str
+    result: str      # passed | failed | unknown | not-applicable
+    reason: str = ""
+
+    def to_dict(self) -> dict:
+        return {"id": self.id, "result": self.result, "reason": self.reason}
+
+
+@dataclass
+class Diagnosis:
+    kind: str
+    target: Dict[str, Optional[str]]
+    status: str
+    phase: str
+    root_cause: Optional[str]
+    summary: str
+    findings: List[Finding] = field(default_factory=list)
+    checks: List[Check] = field(default_factory=list)
+    gaps: List[dict] = field(default_factory=list)
+    next_commands: List[str] = field(default_factory=list)
+    collected_at: Optional[str] = None
+    extra: Dict[str, object] = field(default_factory=dict)   # kind-specific tables (node inventory)
+    health: str = ""          # the target's own state (healthy | progressing | failing); not in the document
+    members: List["Diagnosis"] = field(default_factory=list)   # a workload's pod diagnoses ("items")
+
+    @property
+    def exit_code(self) -> Exit:
+        if any(f.severity == "critical" for f in self.findings) or self.status == "failing":
+            return Exit.PROBLEM
+        if self.status == "unknown" and self.health == "failing":
+            return Exit.PROBLEM
+        return Exit.OK
+
+    def to_dict(self) -> dict:
+        doc = {"apiVersion": API_VERSION, "kind": self.kind, "target": self.target, "status": self.status,
+               "phase": self.phase, "rootCause": self.root_cause, "summary": self.summary,
+               "findings": [f.to_dict() for f in self.findings],
+               "checks": [c.to_dict() for c in self.checks], "gaps": self.gaps,
+               "nextCommands": self.next_commands, "collectedAt": self.collected_at}
+        doc.update(self.extra)
+        if self.kind == "WorkloadDiagnosis":
+            doc["items"] = [m.to_dict() for m in self.members]
+        return doc
 
 
 def pod_rows(diagnoses: Iterable[Diagnosis]) -> List[dict]:
     return [{"namespace": d.target["namespace"], "pod": d.target["name"], "node": d.target.get("node"),
              "status": d.status, "phase": d.phase, "rootCause": d.root_cause, "summary": d.summary[:100]}
             for d in diagnoses]
-
-
-def diagnose_workload(wev: Evidence, pods: List[Diagnosis], ignore: Iterable[str] = ()) -> Diagnosis:
-    """The workload's own findings (FailedCreate) first; else the most common root cause of its failing pods."""
-    wl = wev.get(wev.target.kind, wev.target.name, wev.target.namespace) or {}
-    findings, checks = run_rules(wev, ignore)
-    cause = root_cause(findings)
-    failing = [d for d in pods if d.exit_code == Exit.PROBLEM]
-    total = len(wev.all("Pod"))
-    causes = Counter(d.root_cause for d in failing if d.root_cause)
-    if cause:
-        status, rc, summary = "failing", cause.id, cause.summary
-    elif failing:
-        rc = causes.most_common(1)[0][0] if causes else None
-        lead = next((d for d in failing if d.root_cause == rc), failing[0])
-        status, summary = "failing", f"{len(failing)} of {total} pods failing; {lead.target['name']}: {lead.summary}"
-    elif not workloads.settled(wl) and total == 0:
-        status, rc, summary = "unknown", None, "no pods exist and no event says why"
-    else:
-        status, rc = ("healthy" if workloads.settled(wl) else "warning"), None
-        summary = f"{workloads.readiness(wl)}; no pod is failing"
-    nexts = [c for f in findings for c in f.next]
-    nexts += [f"kubectl describe {wev.target.kind.lower()} {wev.target.name} -n {wev.target.namespace}"]
-    nexts += [c for d in failing[:3] for c in d.next_commands[:2]]
-    return Diagnosis(
-        kind="WorkloadDiagnosis",
-        target={"kind": wev.target.kind, "namespace": wev.target.namespace, "name": wev.target.name, "node": None},
-        status=status, phase=workloads.readiness(wl), root_cause=rc, summary=summary,
-        findings=order_findings(findings, cause), checks=checks, gaps=[g.to_dict() for g in wev.gaps.values()],
-        next_commands=list(dict.fromkeys(nexts)), collected_at=format_time(wev.now()),
-        extra={"pods": pod_rows(pods)}, health="failing" if status == "failing" else "healthy", members=pods)
 
 
 @dataclass

@@ -1,94 +1,22 @@
-"""Runs the rules over evidence and decides: findings, root cause, status and exit code; renders nothing."""
+"""Runs the rules over evidence and decides: findings, root cause, status and exit code of a pod, node or
+workload; the documents it fills live in report.py; renders nothing."""
 from __future__ import annotations
 
 import os
 import string
-from dataclasses import dataclass, field
+from collections import Counter
 from typing import Dict, Iterable, List, Optional
 
-from . import podstate
+from .kube import podstate, workloads
 from .evidence import Evidence
 from .exitcodes import Exit
-from .k8s import name, node_ready, spec
+from .report import Check, Diagnosis, Finding, pod_rows
+from .kube.objects import name, node_ready, spec
 from .rules import RULES
-from .evidence import Line
 from .rules.registry import PHASES, Hit, Rule, Unknown
-from .rules.scheduling_common import scaling_up
-from .timeutil import format_time
-from .workloads import WORKLOAD_KINDS
-
-API_VERSION = "gpudoctor/v1"
-
-
-@dataclass
-class Finding:
-    id: str
-    phase: str
-    severity: str
-    title: str
-    message: str
-    evidence: List[Line]
-    remediation: str
-    snippet: str
-    docs: str
-    summary: str = ""
-    rank: int = 0
-    order: int = 0
-    next: List[str] = field(default_factory=list)
-    table: List[dict] = field(default_factory=list)
-
-    def to_dict(self) -> dict:
-        return {"id": self.id, "phase": self.phase, "severity": self.severity, "title": self.title,
-                "message": self.message, "evidence": [e.to_dict() for e in self.evidence],
-                "remediation": self.remediation, "snippet": self.snippet or None, "docs": self.docs,
-                "table": self.table}
-
-
-@dataclass
-class Check:
-    id: str
-    result: str      # passed | failed | unknown | not-applicable
-    reason: str = ""
-
-    def to_dict(self) -> dict:
-        return {"id": self.id, "result": self.result, "reason": self.reason}
-
-
-@dataclass
-class Diagnosis:
-    kind: str
-    target: Dict[str, Optional[str]]
-    status: str
-    phase: str
-    root_cause: Optional[str]
-    summary: str
-    findings: List[Finding] = field(default_factory=list)
-    checks: List[Check] = field(default_factory=list)
-    gaps: List[dict] = field(default_factory=list)
-    next_commands: List[str] = field(default_factory=list)
-    collected_at: Optional[str] = None
-    extra: Dict[str, object] = field(default_factory=dict)   # kind-specific tables (node inventory)
-    health: str = ""          # the target's own state (healthy | progressing | failing); not in the document
-    members: List["Diagnosis"] = field(default_factory=list)   # a workload's pod diagnoses ("items")
-
-    @property
-    def exit_code(self) -> Exit:
-        if any(f.severity == "critical" for f in self.findings) or self.status == "failing":
-            return Exit.PROBLEM
-        if self.status == "unknown" and self.health == "failing":
-            return Exit.PROBLEM
-        return Exit.OK
-
-    def to_dict(self) -> dict:
-        doc = {"apiVersion": API_VERSION, "kind": self.kind, "target": self.target, "status": self.status,
-               "phase": self.phase, "rootCause": self.root_cause, "summary": self.summary,
-               "findings": [f.to_dict() for f in self.findings],
-               "checks": [c.to_dict() for c in self.checks], "gaps": self.gaps,
-               "nextCommands": self.next_commands, "collectedAt": self.collected_at}
-        doc.update(self.extra)
-        if self.kind == "WorkloadDiagnosis":
-            doc["items"] = [m.to_dict() for m in self.members]
-        return doc
+from .kube.autoscaler import scaling_up
+from .kube.timeutil import format_time
+from .kube.workloads import WORKLOAD_KINDS
 
 
 def run_rules(ev: Evidence, ignore: Iterable[str] = ()) -> tuple:
@@ -211,7 +139,7 @@ def diagnose_pod(ev: Evidence, ignore: Iterable[str] = ()) -> Diagnosis:
 
 def diagnose_node(ev: Evidence, ignore: Iterable[str] = ()) -> Diagnosis:
     from .nextsteps import node_next_commands
-    from .nodeview import tables
+    from .gpu.nodeview import tables
     node = ev.node or {}
     findings, checks = run_rules(ev, ignore)
     cause = root_cause(findings)
@@ -264,3 +192,34 @@ def _dedupe(items: List[str]) -> List[str]:
             seen.add(item)
             out.append(item)
     return out
+
+
+def diagnose_workload(wev: Evidence, pods: List[Diagnosis], ignore: Iterable[str] = ()) -> Diagnosis:
+    """The workload's own findings (FailedCreate) first; else the most common root cause of its failing pods."""
+    wl = wev.get(wev.target.kind, wev.target.name, wev.target.namespace) or {}
+    findings, checks = run_rules(wev, ignore)
+    cause = root_cause(findings)
+    failing = [d for d in pods if d.exit_code == Exit.PROBLEM]
+    total = len(wev.all("Pod"))
+    causes = Counter(d.root_cause for d in failing if d.root_cause)
+    if cause:
+        status, rc, summary = "failing", cause.id, cause.summary
+    elif failing:
+        rc = causes.most_common(1)[0][0] if causes else None
+        lead = next((d for d in failing if d.root_cause == rc), failing[0])
+        status, summary = "failing", f"{len(failing)} of {total} pods failing; {lead.target['name']}: {lead.summary}"
+    elif not workloads.settled(wl) and total == 0:
+        status, rc, summary = "unknown", None, "no pods exist and no event says why"
+    else:
+        status, rc = ("healthy" if workloads.settled(wl) else "warning"), None
+        summary = f"{workloads.readiness(wl)}; no pod is failing"
+    nexts = [c for f in findings for c in f.next]
+    nexts += [f"kubectl describe {wev.target.kind.lower()} {wev.target.name} -n {wev.target.namespace}"]
+    nexts += [c for d in failing[:3] for c in d.next_commands[:2]]
+    return Diagnosis(
+        kind="WorkloadDiagnosis",
+        target={"kind": wev.target.kind, "namespace": wev.target.namespace, "name": wev.target.name, "node": None},
+        status=status, phase=workloads.readiness(wl), root_cause=rc, summary=summary,
+        findings=order_findings(findings, cause), checks=checks, gaps=[g.to_dict() for g in wev.gaps.values()],
+        next_commands=list(dict.fromkeys(nexts)), collected_at=format_time(wev.now()),
+        extra={"pods": pod_rows(pods)}, health="failing" if status == "failing" else "healthy", members=pods)

@@ -3,8 +3,9 @@ import os
 
 import yaml
 
-from kubectl_gpudoctor import offline, verdict
-from kubectl_gpudoctor.workloads import WORKLOAD_KINDS
+from kubectl_gpudoctor.offline import load as offline
+from kubectl_gpudoctor import verdict
+from kubectl_gpudoctor.kube.workloads import WORKLOAD_KINDS
 
 CASES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "cases")
 

@@ -362,7 +362,8 @@ def built_archive() -> dict:
     """Builds the krew archive for this platform with packaging/build.sh, once per test session.
 
     Reuses GPUDOCTOR_DIST (a directory where build.sh already wrote them) when set and its build-info.json says
-    it was built from the current sources; otherwise builds into a temp dir. Skips when PyInstaller is missing, except in CI (CI=true), where the build is required.
+    it was built from the current sources; otherwise builds into a temp dir. Skips when PyInstaller is missing,
+    except in CI (CI=true), where the build is required.
     Returns {"archive", "manifest", "os", "arch", "version", "dir"}.
     """
     import importlib.util

@@ -4,7 +4,7 @@ import re
 
 import pytest
 
-from kubectl_gpudoctor import ruledocs
+from kubectl_gpudoctor.render import ruledocs
 from kubectl_gpudoctor.rules import PHASES, RULES
 from tests.casebook import all_cases
 from tests.conftest import ROOT
@@ -32,7 +32,7 @@ def test_rule_metadata(rid):
 def test_docs_are_generated_from_the_code():
     with open(os.path.join(ROOT, "docs", "rules.md")) as f:
         on_disk = f.read()
-    assert on_disk == ruledocs.generate(), "docs/rules.md is stale: python -m kubectl_gpudoctor.ruledocs > docs/rules.md"
+    assert on_disk == ruledocs.generate(), "docs/rules.md is stale: python -m kubectl_gpudoctor.render.ruledocs > docs/rules.md"
     for rid in RULES:
         assert f"\n### {rid}\n" in on_disk
 
@@ -56,3 +56,31 @@ def test_catalogue_ids_exist():
         ids = set(re.findall(r"^\| `([a-z0-9-]+)` \|", f.read(), re.M))
     missing = sorted(ids - set(RULES))
     assert not missing, f"catalogue ids not implemented: {missing}"
+
+
+def test_rule_order_is_declared_once_and_unchanged():
+    """rules/order.py decides the order (it breaks root-cause ties); changing it is a decision, so the golden
+    list tests/golden/rule-order.txt changes with it in the same commit."""
+    from kubectl_gpudoctor.rules.order import RULE_ORDER
+    assert list(RULES) == list(RULE_ORDER), "every rule id is in rules/order.py once, and every id there is a rule"
+    with open(os.path.join(ROOT, "tests", "golden", "rule-order.txt")) as f:
+        golden = f.read().split("\n")
+    assert [f"{r.phase} {r.id}" for r in RULES.values()] == [line for line in golden if line]
+    phases = [PHASES.index(r.phase) for r in RULES.values()]
+    assert phases == sorted(phases), "rules of one phase stay together, phases in PHASES order"
+
+
+def test_no_module_registers_rules_by_being_imported_elsewhere():
+    """Rule modules are listed in rules/__init__.py; none imports another rule module (helpers start with _)."""
+    rules_dir = os.path.join(ROOT, "kubectl_gpudoctor", "rules")
+    listed = open(os.path.join(rules_dir, "__init__.py")).read()
+    for phase in sorted(os.listdir(rules_dir)):
+        folder = os.path.join(rules_dir, phase)
+        if not os.path.isdir(folder) or phase.startswith("_"):
+            continue
+        modules = [m[:-3] for m in os.listdir(folder) if m.endswith(".py") and not m.startswith("_")]
+        for m in modules:
+            assert re.search(rf"from \.{phase} import [^\n]*\b{m}\b", listed), f"rules/{phase}/{m}.py is not listed"
+            text = open(os.path.join(folder, m + ".py")).read()
+            others = [o for o in modules if o != m]
+            assert not re.search(rf"^from \.(?:{'|'.join(others) or 'NONE'}) import", text, re.M), f"{phase}/{m} imports a rule module"

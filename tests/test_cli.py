@@ -169,7 +169,8 @@ def test_internal_error_is_one_line(capsys, monkeypatch):
 
 def test_bundle_round_trip_offline(capsys, tmp_path):
     """A bundle written from evidence reads back to the same verdict."""
-    from kubectl_gpudoctor import bundle, offline, verdict
+    from kubectl_gpudoctor.offline import bundle, load as offline
+    from kubectl_gpudoctor import verdict
     ev = offline.load(OOM, "Pod")
     out = bundle.write(ev, str(tmp_path / "b.tgz"))
     again = verdict.diagnose_pod(offline.load(out, "Pod"))

@@ -1,7 +1,7 @@
 """Real-world wording of crash causes maps to the right rule, and the failure region of a log is the crash's own."""
 import pytest
 
-from kubectl_gpudoctor.crashrun import block_matches, failure_block, native_crash_lines, not_wrapper, unprefixed
+from kubectl_gpudoctor.logs.crashrun import block_matches, failure_block, native_crash_lines, not_wrapper, unprefixed
 
 # (line as printed by the runtime/library, rule it must support); sources in data/signatures_app.py and signatures_remote.py.
 WORDING = [

@@ -21,7 +21,7 @@ def _target(path):
 
 
 def offline_evidence(case):
-    from kubectl_gpudoctor import offline
+    from kubectl_gpudoctor.offline import load as offline
     return offline.load(case, "Pod")
 
 

@@ -1,7 +1,7 @@
 """NetworkPolicy evaluation against one pod, and Multus annotation parsing (pure functions)."""
 import pytest
 
-from kubectl_gpudoctor import multus, netpolicy as np
+from kubectl_gpudoctor.kube import multus, netpolicy as np
 
 
 def pod(labels=None, ns="ml", ip="10.244.1.5", env=None, command=None, ports=None, annotations=None):

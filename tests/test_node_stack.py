@@ -5,9 +5,10 @@ from datetime import datetime, timezone
 
 import pytest
 
-from kubectl_gpudoctor import gpustack, nodeview, podstate
+from kubectl_gpudoctor.gpu import stack as gpustack, nodeview
+from kubectl_gpudoctor.kube import podstate
 from kubectl_gpudoctor.evidence import Evidence, Gap, Target
-from kubectl_gpudoctor.rules import node as node_rules
+from kubectl_gpudoctor.rules.node import resources as node_rules
 from kubectl_gpudoctor.rules.registry import Unknown
 from tests.casebook import CASES
 
@@ -168,6 +169,6 @@ def _tainted(name, key, labels=None):
     ([_ds(), _tainted("cp-1", "node-role.kubernetes.io/control-plane")], None),
 ])
 def test_a_plugin_daemonset_placing_no_pod_is_a_cause_only_when_taints_repel_it(objs, says):
-    from kubectl_gpudoctor.rules.scheduling_common import plugin_daemonset_cause
+    from kubectl_gpudoctor.rules.scheduling._common import plugin_daemonset_cause
     cause = plugin_daemonset_cause(_ev(_pending(), *objs))
     assert (cause is None) if says is None else (says in cause[0])

@@ -5,8 +5,8 @@ import yaml
 
 from kubectl_gpudoctor.evidence import Line
 from kubectl_gpudoctor.render import render
-from kubectl_gpudoctor.sanitize import inert
-from kubectl_gpudoctor.verdict import Check, Diagnosis, Finding
+from kubectl_gpudoctor.safety.sanitize import inert
+from kubectl_gpudoctor.report import Check, Diagnosis, Finding
 
 HOSTILE = "boom \x1b]0;owned\x07 \x1b[2J\x1b[31mred\x9b31m \u202eevil\r\nnext"
 

@@ -1,7 +1,7 @@
 """Unit tests for the scheduling helpers: FailedScheduling parsing, selector operators, pod affinity, blockers."""
 import pytest
 
-from kubectl_gpudoctor import affinity, placement, schedmsg
+from kubectl_gpudoctor.kube import affinity, placement, schedmsg
 from kubectl_gpudoctor.evidence import Evidence, Target
 
 

@@ -1,5 +1,4 @@
 """deploy/x and scan: a workload's pods and a namespace's GPU pods, offline and live against the suite's server."""
-import json
 import os
 
 from tests.apiserver import FakeApiServer, load_case

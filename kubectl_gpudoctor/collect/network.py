@@ -4,9 +4,9 @@ from __future__ import annotations
 from typing import List
 from urllib.parse import quote
 
-from .. import multus
+from ..kube import multus
 from ..evidence import Evidence
-from ..k8s import namespace, spec
+from ..kube.objects import namespace, spec
 from .api import Request
 
 NAD_API = "/apis/k8s.cni.cncf.io/v1"

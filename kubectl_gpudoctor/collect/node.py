@@ -6,10 +6,11 @@ from datetime import datetime, timezone
 from typing import List, Optional
 from urllib.parse import quote
 
-from .. import gpustack, nodeview, podstate, storage
+from ..gpu import stack as gpustack, nodeview
+from ..kube import podstate, storage
 from ..data import gpu_operator as go
 from ..evidence import Evidence, Target
-from ..k8s import controller_of, name, namespace, spec
+from ..kube.objects import controller_of, name, namespace, spec
 from .api import Api, Request
 from .kubeconfig import ConnOptions, connect
 
@@ -89,7 +90,7 @@ def dra_requests(ev: Evidence) -> List[Request]:
             ev.mark_read("resourceslices")
             ev.mark_read("resourceclaims")
         return []
-    from .scheduling import dra_version   # scheduling reads node's log requests: import at call time
+    from .scheduling import dra_version  # scheduling reads node's log requests: import at call time
     base = f"/apis/{DRA_GROUP}/{dra_version(ev)}"
     reqs = [Request("resourceslices", "list", f"{base}/resourceslices",
                     {"fieldSelector": f"spec.nodeName={name(node)}"}, kind="ResourceSlice")]
@@ -166,7 +167,7 @@ def log_requests(ev: Evidence, limit: int, only_broken: bool = False, node: Opti
 
 
 def _gpu_counts(node: dict):
-    from ..k8s import allocatable, capacity
+    from ..kube.objects import allocatable, capacity
     return [(capacity(node, r), allocatable(node, r)) for r in nodeview.node_gpu_resources(node)]
 
 
@@ -192,7 +193,7 @@ def second_round(ev: Evidence) -> List[Request]:
     pod = ev.pod
     if pod is None or not spec(pod).get("nodeName") or podstate.health(pod) == "healthy":
         return []
-    from ..k8s import gpu_request
+    from ..kube.objects import gpu_request
     if not gpu_request(pod):
         return []
     reqs = log_requests(ev, POD_VIEW_MAX_LOGS, only_broken=True)

@@ -5,9 +5,9 @@ from datetime import datetime, timezone
 from typing import List
 from urllib.parse import quote
 
-from .. import podstate
+from ..kube import podstate
 from ..evidence import Evidence, Target
-from ..k8s import allocatable, claim_names, config_references, gpu_request, name, node_resources, spec
+from ..kube.objects import allocatable, claim_names, config_references, gpu_request, name, node_resources, spec
 from . import network, node, scheduling, workload
 from .api import METADATA_ONLY, Api, ClusterError, Request, TargetNotFound
 from .kubeconfig import ConnOptions, connect

@@ -3,18 +3,17 @@ from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timezone
-from typing import List, Tuple
+from typing import List, Optional, Tuple
 from urllib.parse import quote
 
-from .. import podstate, workloads
+from ..kube import workloads
 from ..evidence import Evidence, Target
-from ..k8s import meta
-from ..workloads import uid
+from ..kube.timeutil import format_time
+from ..kube.workloads import uid
 from .api import Api, ClusterError, Request
 from .kubeconfig import ConnOptions, connect
 from .pod import evidence_for, read_target
 
-MAX_DIAGNOSED = 25          # pods diagnosed in full per command; the rest are counted
 POD_WORKERS = 4             # pods collected at once (each runs its own bounded pool of GETs)
 PAGE = 500
 
@@ -43,19 +42,19 @@ def collect_workload(opts: ConnOptions, kind: str, wl_name: str, tail: int = 80)
                      {"fieldSelector": f"involvedObject.uid={uid(o)}"}, "Event") for o in owners if uid(o)], wev)
     pods = workloads.owned_pods(wev, obj)
     wev.objects["Pod"] = pods
-    return wev, _diagnose_each(api, [p for p in pods if podstate.health(p) != "healthy"], tail)
+    return wev, _diagnose_each(api, workloads.to_diagnose(pods), tail)
 
 
-def scan_pods(opts: ConnOptions, all_namespaces: bool, tail: int = 80) -> Tuple[List[Evidence], int, str]:
-    """Evidence for every unhealthy GPU pod in the namespace (or cluster): (evidences, GPU pods seen, scope)."""
+def scan_pods(opts: ConnOptions, all_namespaces: bool, tail: int = 80) -> Tuple[List[Evidence], int, str, Optional[str]]:
+    """Evidence for the unhealthy GPU pods in the namespace (or cluster): (evidences, GPU pods seen, scope, clock)."""
     conn = connect(opts)
     api = Api(conn.client, opts.request_timeout)
     scope = "all namespaces" if all_namespaces else f"namespace {conn.namespace}"
     path = "/api/v1/pods" if all_namespaces else f"/api/v1/namespaces/{quote(conn.namespace)}/pods"
     pods = _list_all(api, path, scope)
     gpu = [p for p in pods if workloads.uses_gpu(p)]
-    unhealthy = [p for p in gpu if podstate.health(p) != "healthy"]
-    return _diagnose_each(api, unhealthy, tail), len(gpu), scope
+    evs = _diagnose_each(api, workloads.to_diagnose(gpu), tail)
+    return evs, len(gpu), scope, format_time(evs[0].now()) if evs else None
 
 
 def _list_all(api: Api, path: str, scope: str) -> List[dict]:
@@ -75,7 +74,6 @@ def _list_all(api: Api, path: str, scope: str) -> List[dict]:
 
 
 def _diagnose_each(api: Api, pods: List[dict], tail: int) -> List[Evidence]:
-    pods = sorted(pods, key=lambda p: (meta(p).get("namespace", ""), meta(p).get("name", "")))[:MAX_DIAGNOSED]
     if not pods:
         return []
     with ThreadPoolExecutor(max_workers=min(POD_WORKERS, len(pods))) as pool:

@@ -5,9 +5,10 @@ from __future__ import annotations
 from typing import List
 from urllib.parse import quote
 
-from .. import affinity, gpustack, nodeview, podstate, storage
+from ..kube import affinity, podstate, storage
+from ..gpu import stack as gpustack, nodeview
 from ..evidence import Evidence
-from ..k8s import allocatable, gpu_request, name, namespace, spec
+from ..kube.objects import allocatable, gpu_request, name, namespace, spec
 from . import node
 from .api import Request
 from .node import DRA_GROUP

@@ -6,9 +6,9 @@ from __future__ import annotations
 from typing import List, Optional
 from urllib.parse import quote
 
-from .. import podstate
+from ..kube import podstate
 from ..evidence import Evidence
-from ..k8s import claim_names, controller_of, meta, spec, status
+from ..kube.objects import claim_names, controller_of, meta, spec, status
 from .api import Request
 
 # Controller kinds worth following: kind -> (RBAC resource, namespaced). Others (custom operators' CRDs) are

@@ -10,30 +10,21 @@ events_admission); import them from here, the one surface the rules use.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from functools import lru_cache
 from typing import Optional, Tuple
 
-
-@dataclass(frozen=True)
-class EventSignature:
-    id: str
-    rule: str
-    pattern: str       # searched case-insensitively; named groups feed the rule's message
-    meaning: str
-    fix: str = ""      # a more specific remediation for this family ($placeholders allowed)
+from .signature import EventSignature
+from .events_runtime import RUNTIME
+from .events_devices import DEVICES
+from .events_volumes import VOLUMES
+from .events_images import PULL_CAUSES  # noqa: F401
+from .events_admission import ADMISSION_REASONS, NOT_ADMISSION, REJECTED_MESSAGE  # noqa: F401
 
 
 # Event reasons under which the families below appear (kubelet events.go; attachdetach-controller).
 SANDBOX_REASONS = ("FailedCreatePodSandBox",)
 CONTAINER_REASONS = ("Failed", "FailedCreatePodContainer", "FailedStartContainer")
 MOUNT_REASONS = ("FailedMount", "FailedAttachVolume", "FailedMapVolume")
-
-from .events_runtime import RUNTIME  # noqa: E402
-from .events_devices import DEVICES  # noqa: E402
-from .events_volumes import VOLUMES  # noqa: E402
-from .events_images import PULL_CAUSES  # noqa: E402,F401
-from .events_admission import ADMISSION_REASONS, NOT_ADMISSION, REJECTED_MESSAGE  # noqa: E402,F401
 
 SIGNATURES: Tuple[EventSignature, ...] = RUNTIME + DEVICES + VOLUMES
 

@@ -2,7 +2,7 @@
 hook, the kubelet's device allocation); data only, imported through event_signatures (never directly)."""
 from typing import Tuple
 
-from .event_signatures import EventSignature
+from .signature import EventSignature
 
 DEVICES: Tuple[EventSignature, ...] = (
     # --- cdi-device-unresolvable ---------------------------------------------------------------------------------

@@ -2,7 +2,7 @@
 runtime binary missing, RuntimeClass not found); data only, imported through event_signatures (never directly)."""
 from typing import Tuple
 
-from .event_signatures import EventSignature
+from .signature import EventSignature
 
 RUNTIME: Tuple[EventSignature, ...] = (
     # --- runtime-handler-not-configured: the RuntimeClass's handler is unknown to the node's runtime ----------

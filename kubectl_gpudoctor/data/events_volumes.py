@@ -2,7 +2,7 @@
 unmounted-volume timeouts); data only, imported through event_signatures (never directly)."""
 from typing import Tuple
 
-from .event_signatures import EventSignature
+from .signature import EventSignature
 
 VOLUMES: Tuple[EventSignature, ...] = (
     # --- volume-mount-failed -------------------------------------------------------------------------------------

@@ -1,17 +1,15 @@
 """Log signatures as data: regex -> meaning -> the rule it supports, in real-world wording."""
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from .app_context import LOADER_ERROR
-
-
-@dataclass(frozen=True)
-class Signature:
-    id: str
-    rule: str
-    pattern: str
-    meaning: str
+from .signature import Signature
+# Phase-specific signatures live in their own data modules; order matters only within a rule.
+from .signatures_gpu import GPU
+from .signatures_distributed import DISTRIBUTED
+from .signatures_app import APP
+from .signatures_remote import REMOTE
+from .signatures_network import NETWORK
+from .signatures_init import INIT
 
 
 GENERIC = (
@@ -44,13 +42,5 @@ PREFIXED = (
               "an uncaught Python exception behind a logger/process prefix"),
 )
 
-
-# Phase-specific signatures live in their own data modules; order matters only within a rule.
-from .signatures_gpu import GPU  # noqa: E402
-from .signatures_distributed import DISTRIBUTED  # noqa: E402
-from .signatures_app import APP  # noqa: E402
-from .signatures_remote import REMOTE  # noqa: E402
-from .signatures_network import NETWORK  # noqa: E402
-from .signatures_init import INIT  # noqa: E402
 
 SIGNATURES = GENERIC + GPU + DISTRIBUTED + APP + REMOTE + PREFIXED + NETWORK + INIT

@@ -6,7 +6,7 @@ Patterns are matched line by line (no anchors across lines); named groups carry 
 `path`, `cmd`, `file`. Lines often carry prefixes such as
 `(APIServer pid=33) `, `ERROR 02-20 10:13:40 engine.py:389] ` or `[rank0]: `, so most patterns are unanchored.
 """
-from .log_signatures import Signature
+from .signature import Signature
 
 _Q = r"['\"`]"   # the quotes Python, Go and shells put around paths and names
 

@@ -4,7 +4,7 @@ NCCL failure's cause from its wording; data only, imported through log_signature
 Lines that are warnings in healthy runs (Ray "object store is using /tmp instead of /dev/shm", NGC "SHMEM
 allocation limit is set to the default of 64MB") are deliberately not matched.
 """
-from .log_signatures import Signature
+from .signature import Signature
 
 DISTRIBUTED = (
     # --- shared memory (/dev/shm) ------------------------------------------------------------------

@@ -6,7 +6,7 @@ Each signature names the rule it supports. Lines that are warnings in healthy ru
 compatibility banner, TensorFlow "jit-compiled from PTX", JAX "driver is older than the ptxas version") are
 deliberately not matched.
 """
-from .log_signatures import Signature
+from .signature import Signature
 
 _NOT_BANNER = r"^(?!\s*\[\[)"   # NGC entrypoints quote the compat status in [[...]] inside a healthy warning
 

@@ -1,5 +1,5 @@
 """Log signatures of NVIDIA driver containers (init or main) that cannot build or load the driver for the kernel."""
-from .log_signatures import Signature
+from .signature import Signature
 
 # gpu-driver-container scripts (NVIDIA/gpu-driver-container ubuntu22.04/nvidia-driver, rhel9/nvidia-driver,
 # */precompiled/nvidia-driver) and nvidia-installer; every line below ends the container with exit 1.

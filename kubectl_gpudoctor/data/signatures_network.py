@@ -1,5 +1,5 @@
 """Log signatures of blocked pod networking: peers (NCCL, torch.distributed), DNS, connections, InfiniBand."""
-from .log_signatures import Signature
+from .signature import Signature
 
 # Ids start with the traffic they show: peer- (the job's other pods), dns-, conn- (any outbound connection),
 # ib- (no RDMA device inside the pod). networkpolicy-blocks-traffic pairs them with what a policy blocks.

@@ -3,7 +3,7 @@ rejects, services that do not answer), in real wording; data only, imported thro
 
 Named groups carry what a rule reports: `host`, `port`, `why`, `kind`, `op`, `url`.
 """
-from .log_signatures import Signature
+from .signature import Signature
 
 REMOTE = (
     # --- credentials rejected ------------------------------------------------------------------------------
@@ -48,7 +48,8 @@ REMOTE = (
     Signature("libpq-dns", "dependency-unreachable", r"could not translate host name \"(?P<host>[^\"]+)\" to address(?:: (?P<why>.+))?",
               "PostgreSQL client: the host name does not resolve"),
     Signature("libpq-refused", "dependency-unreachable",
-              r"connection to server at \"(?P<host>[^\"]+)\"[^,]*, port (?P<port>\d+) failed: (?P<why>Connection refused|timeout expired|Connection timed out)",
+              r"connection to server at \"(?P<host>[^\"]+)\"[^,]*, port (?P<port>\d+) failed: "
+               r"(?P<why>Connection refused|timeout expired|Connection timed out)",
               "PostgreSQL client: connection failed"),
     Signature("urllib3-pool", "dependency-unreachable",
               r"HTTPS?ConnectionPool\(host='(?P<host>[^']+)', port=(?P<port>\d+)\).*?(?P<why>Connection refused|Name or service not known|"
@@ -65,7 +66,8 @@ REMOTE = (
     Signature("node-dns", "dependency-unreachable", r"getaddrinfo (?P<why>ENOTFOUND|EAI_AGAIN) (?P<host>[\w.-]+)",
               "a Node.js client could not resolve the host"),
     Signature("curl", "dependency-unreachable",
-              r"curl: \(\d+\) (?:Failed to connect to (?P<host>[\w.-]+) port (?P<port>\d+)[^:]*: (?P<why>.+)|(?P<why2>Could not resolve host): (?P<host2>[\w.-]+))",
+              r"curl: \(\d+\) (?:Failed to connect to (?P<host>[\w.-]+) port (?P<port>\d+)[^:]*: (?P<why>.+)"
+               r"|(?P<why2>Could not resolve host): (?P<host2>[\w.-]+))",
               "curl could not connect"),
     Signature("java-connect", "dependency-unreachable",
               r"java\.net\.(?:(?P<why>UnknownHostException): (?P<host>[\w.-]+)|ConnectException: Connection refused)",

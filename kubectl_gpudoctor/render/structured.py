@@ -5,7 +5,7 @@ import json
 
 import yaml
 
-from ..sanitize import escape_json_unsafe
+from ..safety.sanitize import escape_json_unsafe
 
 
 def _doc(obj) -> dict:

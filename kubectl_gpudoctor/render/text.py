@@ -5,7 +5,7 @@ from typing import List
 
 from tabulate import tabulate
 
-from ..sanitize import inert
+from ..safety.sanitize import inert
 from .style import Style
 
 INDENT = "  "

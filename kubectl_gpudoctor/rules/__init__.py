@@ -1,4 +1,15 @@
-"""The rule catalogue, imported in phase order so that registration order is phase order."""
-from .registry import PHASES, RULES, Hit, Line, Unknown, rule  # noqa: F401
+"""The rule catalogue: every rule module imported explicitly, then sorted into the order rules/order.py declares."""
+from .registry import RULES, Hit, Line, Unknown, rule, sort_rules  # noqa: F401
+from .order import PHASES  # noqa: F401
 
-from . import workload, scheduling, creation, init, crash, crash_gpu, crash_app, eviction, network, node, node_operator  # noqa: F401,E402  (order matters)
+# Every module that holds rules (the order of these imports does not matter; order.py decides).
+from .workload import creation_rejected  # noqa: F401
+from .scheduling import resources, nodes, reservation, claims, capacity  # noqa: F401
+from .creation import references, kubelet, gpu_runtime  # noqa: F401
+from .init import containers  # noqa: F401
+from .crash import exits, backoff, gpu, cuda, host, app  # noqa: F401
+from .eviction import evicted, deadline  # noqa: F401
+from .network import pod_network, rdma  # noqa: F401
+from .node import resources as node_resources, inventory, stack  # noqa: F401
+
+sort_rules()

@@ -6,7 +6,8 @@ from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 from ..evidence import Gap, Line  # noqa: F401  (Line is part of a rule's vocabulary)
 
-PHASES = ("scheduling", "creation", "init", "crash", "eviction", "network", "node")
+from .order import PHASES, RULE_ORDER
+
 SEVERITIES = ("critical", "warning", "info")
 
 # Ranks order root-cause candidates inside a phase: a specific explanation beats a generic one.
@@ -75,12 +76,21 @@ def rule(id: str, *, phase: str, severity: str, title: str, remediation: str, sn
         raise ValueError(f"{id}: unknown phase {phase}")
     if severity not in SEVERITIES:
         raise ValueError(f"{id}: unknown severity {severity}")
+    if id not in RULE_ORDER:
+        raise ValueError(f"{id}: not in rules/order.py RULE_ORDER")
 
     def register(fn: Callable) -> Callable:
         if id in RULES:
             raise ValueError(f"duplicate rule id {id}")
         RULES[id] = Rule(id=id, phase=phase, severity=severity, title=title, remediation=remediation,
                          check=fn, snippet=snippet, needs=tuple(needs), applies=applies,
-                         targets=tuple(targets), rank=rank, fallback=fallback, order=len(RULES))
+                         targets=tuple(targets), rank=rank, fallback=fallback, order=RULE_ORDER.index(id))
         return fn
     return register
+
+
+def sort_rules() -> None:
+    """Put RULES in the declared order (rules/order.py), whatever order their modules were imported in."""
+    ordered = sorted(RULES.values(), key=lambda r: r.order)
+    RULES.clear()
+    RULES.update((r.id, r) for r in ordered)

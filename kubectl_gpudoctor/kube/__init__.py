@@ -1,0 +1,1 @@
+"""Readings of Kubernetes objects as plain dicts: pods, nodes, scheduling, storage, networks, workloads; pure."""

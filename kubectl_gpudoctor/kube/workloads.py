@@ -1,0 +1,107 @@
+"""Workloads as plain dicts: kind aliases (deploy/x), their pods by selector and owner, readiness; pure functions."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Dict, List, Optional
+
+from . import podstate
+from .affinity import selector_query
+from .objects import controller_of, gpu_request, meta, netdev_request, spec, status
+
+# Pods diagnosed in full per command (workload or scan); the rest are counted, live and offline alike.
+MAX_DIAGNOSED = 25
+
+
+@dataclass(frozen=True)
+class WorkloadKind:
+    kind: str
+    resource: str
+    group: str
+    version: str = "v1"
+
+    @property
+    def api_version(self) -> str:
+        return f"{self.group}/{self.version}"
+
+    @property
+    def base(self) -> str:
+        return f"/apis/{self.group}/{self.version}"
+
+
+_DEPLOY = WorkloadKind("Deployment", "deployments", "apps")
+_STS = WorkloadKind("StatefulSet", "statefulsets", "apps")
+_DS = WorkloadKind("DaemonSet", "daemonsets", "apps")
+_RS = WorkloadKind("ReplicaSet", "replicasets", "apps")
+_JOB = WorkloadKind("Job", "jobs", "batch")
+# The short names and plurals kubectl accepts for `<kind>/<name>`.
+KINDS: Dict[str, WorkloadKind] = {
+    **dict.fromkeys(("deploy", "deployment", "deployments", "deployment.apps"), _DEPLOY),
+    **dict.fromkeys(("sts", "statefulset", "statefulsets", "statefulset.apps"), _STS),
+    **dict.fromkeys(("ds", "daemonset", "daemonsets", "daemonset.apps"), _DS),
+    **dict.fromkeys(("rs", "replicaset", "replicasets", "replicaset.apps"), _RS),
+    **dict.fromkeys(("job", "jobs", "job.batch"), _JOB),
+}
+WORKLOAD_KINDS = {k.kind for k in KINDS.values()}
+
+
+def parse_ref(text: str) -> Optional[tuple]:
+    """("deploy", "x") for `deploy/x`, None when the text is not a workload reference."""
+    kind, sep, wl_name = text.partition("/")
+    if not sep or not wl_name or kind.lower() not in KINDS:
+        return None
+    return kind.lower(), wl_name
+
+
+def label_selector(obj: dict) -> str:
+    return selector_query(spec(obj).get("selector")) or ""
+
+
+def current_replicasets(ev, deployment: dict) -> List[dict]:
+    """A Deployment's ReplicaSets, newest first (the ones whose events explain missing pods)."""
+    if deployment.get("kind") != "Deployment":
+        return []
+    owned = [rs for rs in ev.all("ReplicaSet") if (controller_of(rs) or {}).get("uid") == uid(deployment)]
+    return sorted(owned, key=lambda rs: meta(rs).get("creationTimestamp") or "", reverse=True)[:3]
+
+
+def owned_pods(ev, obj: dict) -> List[dict]:
+    """Pods whose controller is the workload (or, for a Deployment, one of its ReplicaSets)."""
+    owners = {uid(obj)} | {uid(rs) for rs in current_replicasets(ev, obj)}
+    if obj.get("kind") == "Deployment":
+        owners |= {uid(rs) for rs in ev.all("ReplicaSet") if (controller_of(rs) or {}).get("uid") == uid(obj)}
+    return [p for p in ev.all("Pod") if (controller_of(p) or {}).get("uid") in owners]
+
+
+def uid(obj: dict) -> str:
+    return meta(obj).get("uid") or ""
+
+
+def uses_gpu(pod: dict) -> bool:
+    """A GPU pod: it requests a GPU-class or network-device resource, or runs under a RuntimeClass."""
+    return bool(gpu_request(pod) or netdev_request(pod) or spec(pod).get("runtimeClassName"))
+
+
+def readiness(obj: dict) -> str:
+    """What `kubectl get` shows for the workload: READY x/y, or a Job's active/succeeded/failed."""
+    st = status(obj)
+    if obj.get("kind") == "Job":
+        return (f"active {st.get('active', 0)}, succeeded {st.get('succeeded', 0)}, failed {st.get('failed', 0)}")
+    if obj.get("kind") == "DaemonSet":
+        return f"{st.get('numberReady', 0)}/{st.get('desiredNumberScheduled', 0)} ready"
+    return f"{st.get('readyReplicas', 0)}/{spec(obj).get('replicas', 1)} ready"
+
+
+def settled(obj: dict) -> bool:
+    """All desired pods are ready (or the Job completed)."""
+    st = status(obj)
+    if obj.get("kind") == "Job":
+        return any(c.get("type") == "Complete" and c.get("status") == "True" for c in st.get("conditions") or [])
+    if obj.get("kind") == "DaemonSet":
+        return st.get("numberReady", 0) >= st.get("desiredNumberScheduled", 0)
+    return st.get("readyReplicas", 0) >= spec(obj).get("replicas", 1)
+
+
+def to_diagnose(pods: List[dict]) -> List[dict]:
+    """The unhealthy pods worth a full diagnosis, by namespace and name, at most MAX_DIAGNOSED of them."""
+    unhealthy = [p for p in pods if podstate.health(p) != "healthy"]
+    return sorted(unhealthy, key=lambda p: (meta(p).get("namespace", ""), meta(p).get("name", "")))[:MAX_DIAGNOSED]

@@ -1,0 +1,1 @@
+"""Readings of container logs: signature matching and the crashed run's failure region; pure."""

@@ -1,0 +1,44 @@
+"""Writes evidence as a shareable bundle (objects.yaml, logs/, bundle.yaml; .tgz or directory); secrets redacted."""
+from __future__ import annotations
+
+import io
+import os
+import tarfile
+import time
+
+import yaml
+
+from .. import __version__
+from ..evidence import Evidence
+from .load import log_path, write_bundle_meta
+from ..safety.redact import for_bundle
+
+
+def files(ev: Evidence) -> dict:
+    """path -> text of every file in the bundle."""
+    objects = [for_bundle(o) for kind in sorted(ev.objects) for o in ev.objects[kind]]
+    out = {"bundle.yaml": yaml.safe_dump(write_bundle_meta(ev, f"kubectl-gpudoctor {__version__}"), sort_keys=False),
+           "objects.yaml": yaml.safe_dump_all(objects, sort_keys=False, allow_unicode=True)}
+    for key, text in sorted(ev.logs.items()):
+        out[log_path(key)] = text
+    return out
+
+
+def write(ev: Evidence, dest: str) -> str:
+    """Write to `dest`: a .tgz/.tar.gz archive (one top directory) or a directory; returns the path."""
+    contents = files(ev)
+    if dest.endswith((".tgz", ".tar.gz")):
+        top = f"gpudoctor-{ev.target.name}"
+        with tarfile.open(dest, "w:gz") as tar:
+            for path, text in contents.items():
+                data = text.encode("utf-8")
+                info = tarfile.TarInfo(f"{top}/{path}")
+                info.size, info.mtime, info.mode = len(data), int(time.time()), 0o644
+                tar.addfile(info, io.BytesIO(data))
+        return dest
+    for path, text in contents.items():
+        full = os.path.join(dest, path)
+        os.makedirs(os.path.dirname(full), exist_ok=True)
+        with open(full, "w", encoding="utf-8") as f:
+            f.write(text)
+    return dest

@@ -1,0 +1,247 @@
+"""Builds evidence from saved files (bundle dir or .tgz, `kubectl get -o yaml|json`, cluster-info dump); never the network."""
+from __future__ import annotations
+
+import json
+import os
+import re
+import tarfile
+import tempfile
+from typing import Dict, Iterator, List, Optional, Tuple
+
+import yaml
+
+from ..evidence import KNOWN_SOURCES, Evidence, Gap, Target, source_of
+from ..kube.timeutil import format_time, parse_time
+
+LOG_SUFFIX, PREVIOUS_SUFFIX = ".log", ".previous.log"
+_DUMP_BEGIN = re.compile(r"^==== START logs for container (\S+) of pod ([^/\s]+)/(\S+) ====$")
+_DUMP_END = re.compile(r"^==== END logs for container \S+ of pod \S+ ====$")
+# What `kubectl cluster-info dump` writes; everything else a check needs is not in such a dump.
+_DUMP_SOURCES = {"nodes", "pods", "events", "pods/log", "daemonsets", "deployments", "replicasets",
+                 "replicationcontrollers", "services"}
+
+
+class _Loader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):
+    """libyaml's fast safe loader, keeping timestamps as strings as the API's JSON has them."""
+
+
+_Loader.yaml_implicit_resolvers = {
+    first: [(tag, rx) for tag, rx in resolvers if tag != "tag:yaml.org,2002:timestamp"]
+    for first, resolvers in _Loader.yaml_implicit_resolvers.items()}
+
+
+class OfflineError(Exception):
+    """The input cannot be read as evidence (a usage error: exit 2)."""
+
+
+def load(path: str, kind: str = "Pod", name: Optional[str] = None, namespace: Optional[str] = None,
+         tail: int = 80) -> Evidence:
+    if not os.path.exists(path):
+        raise OfflineError(f"--from {path}: no such file or directory")
+    if os.path.isfile(path) and (path.endswith((".tgz", ".tar.gz"))):
+        with tempfile.TemporaryDirectory(prefix="gpudoctor-") as tmp:
+            _extract(path, tmp)
+            root = _single_subdir(tmp)
+            return load(root, kind, name, namespace, tail)
+    if os.path.isdir(path):
+        if os.path.exists(os.path.join(path, "nodes.json")) and not os.path.exists(os.path.join(path, "bundle.yaml")):
+            objects, logs, meta = _read_dump(path)
+        else:
+            objects, logs, meta = _read_bundle(path)
+    else:
+        objects, logs, meta = _read_objects(path), {}, {}
+    return _evidence(objects, logs, meta, kind, name, namespace, tail)
+
+
+# --- readers -------------------------------------------------------------------
+
+def _read_bundle(root: str):
+    meta = {}
+    objects: List[dict] = []
+    for fname in sorted(os.listdir(root)):
+        full = os.path.join(root, fname)
+        if fname == "bundle.yaml":
+            meta = _load_one(full) or {}
+            if not isinstance(meta, dict):
+                raise OfflineError(f"{full}: bundle.yaml must be a mapping")
+        elif fname.endswith((".yaml", ".yml", ".json")) and not fname.startswith(".") and os.path.isfile(full):
+            objects += _read_objects(full)
+    logs = {}
+    log_root = os.path.join(root, "logs")
+    if os.path.isdir(log_root):
+        for ns in sorted(os.listdir(log_root)):
+            for pod in sorted(os.listdir(os.path.join(log_root, ns))):
+                pod_dir = os.path.join(log_root, ns, pod)
+                for fname in sorted(os.listdir(pod_dir)):
+                    previous = fname.endswith(PREVIOUS_SUFFIX)
+                    if not fname.endswith(LOG_SUFFIX):
+                        continue
+                    container = fname[: -len(PREVIOUS_SUFFIX if previous else LOG_SUFFIX)]
+                    with open(os.path.join(pod_dir, fname), encoding="utf-8", errors="replace") as f:
+                        logs[(ns, pod, container, previous)] = f.read()
+    if not objects:
+        raise OfflineError(f"--from {root}: no Kubernetes objects found (expected objects.yaml or *.json)")
+    return objects, logs, meta
+
+
+def _read_dump(root: str):
+    objects: List[dict] = []
+    logs = {}
+    for dirpath, _, files in os.walk(root):
+        for fname in files:
+            full = os.path.join(dirpath, fname)
+            if fname.endswith(".json"):
+                objects += _read_objects(full)
+            elif fname == "logs.txt":
+                logs.update(_split_dump_logs(full))
+    return objects, logs, {"sources": sorted(_DUMP_SOURCES)}
+
+
+def _split_dump_logs(path: str) -> Dict[tuple, str]:
+    out, key, buf = {}, None, []
+    with open(path, encoding="utf-8", errors="replace") as f:
+        for line in f:
+            begin = _DUMP_BEGIN.match(line.rstrip("\n"))
+            if begin:
+                key, buf = (begin.group(2), begin.group(3), begin.group(1), False), []
+            elif _DUMP_END.match(line.rstrip("\n")) and key:
+                out[key] = "".join(buf)
+                key = None
+            elif key:
+                buf.append(line)
+    return out
+
+
+def _load_one(path: str):
+    docs = list(_docs(path))
+    return docs[0] if docs else None
+
+
+def _docs(path: str) -> Iterator:
+    try:
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+        if path.endswith(".json") or text.lstrip().startswith(("{", "[")):
+            yield json.loads(text)
+        else:
+            yield from (d for d in yaml.load_all(text, Loader=_Loader) if d is not None)
+    except (OSError, UnicodeDecodeError, ValueError, yaml.YAMLError) as exc:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise OfflineError(f"{path}: not valid YAML/JSON ({first})") from None
+
+
+def _read_objects(path: str) -> List[dict]:
+    out: List[dict] = []
+    for doc in _docs(path):
+        if not isinstance(doc, dict):
+            raise OfflineError(f"{path}: expected Kubernetes objects, found {type(doc).__name__}")
+        out += list(_flatten(doc))
+    return out
+
+
+def _flatten(doc: dict) -> Iterator[dict]:
+    """Objects of a document: the object itself, or the items of a v1 List / *List."""
+    kind = doc.get("kind") or ""
+    if "items" in doc and kind.endswith("List"):
+        item_kind = kind[:-4] if kind != "List" else None
+        for item in doc.get("items") or []:
+            if isinstance(item, dict):
+                if item_kind and not item.get("kind"):
+                    item = dict(item, kind=item_kind)
+                yield from _flatten(item)
+    elif doc.get("apiVersion") and kind:
+        yield doc
+
+
+def _extract(archive: str, dest: str) -> None:
+    try:
+        with tarfile.open(archive, "r:*") as tar:
+            for member in tar.getmembers():
+                target = os.path.realpath(os.path.join(dest, member.name))
+                if not (member.isfile() or member.isdir()) or not target.startswith(os.path.realpath(dest) + os.sep):
+                    raise OfflineError(f"{archive}: refusing unsafe archive member {member.name!r}")
+            tar.extractall(dest)  # members checked above: regular files and directories inside dest
+    except (tarfile.TarError, OSError) as exc:
+        raise OfflineError(f"--from {archive}: not a readable .tgz ({exc})") from None
+
+
+def _single_subdir(path: str) -> str:
+    entries = [e for e in os.listdir(path) if not e.startswith(".")]
+    if len(entries) == 1 and os.path.isdir(os.path.join(path, entries[0])):
+        return os.path.join(path, entries[0])
+    return path
+
+
+# --- evidence ------------------------------------------------------------------
+
+def _evidence(objects, logs, meta, kind, name, namespace, tail) -> Evidence:
+    target = _target(objects, meta, kind, name, namespace)
+    ev = Evidence(target=target, logs=logs, tail_lines=int(meta.get("tailLines") or tail))
+    for obj in objects:
+        ev.add(obj)
+    ev.collected_at = parse_time(meta.get("collectedAt"))
+    if "sources" in meta:
+        ev.sources = set(meta["sources"] or [])
+    elif meta.get("kind") == "Bundle":
+        ev.sources = set(KNOWN_SOURCES)   # a complete snapshot: what is not here does not exist
+    else:
+        ev.sources = {source_of(k) for k in ev.objects}
+        if logs:
+            ev.sources.add("pods/log")
+        others = [o for o in ev.all("Pod") if (o.get("metadata") or {}).get("name") != target.name]
+        ev.pod_nodes = {(o.get("spec") or {}).get("nodeName") for o in others} - {None}
+    if meta.get("podNodes") is not None:
+        ev.pod_nodes = set(meta["podNodes"])
+    for g in meta.get("gaps") or []:
+        ev.add_gap(Gap(g.get("source", "?"), g.get("reason", "error"), g.get("detail", ""), g.get("verb", "get")))
+    for ref in meta.get("absent") or []:
+        ev.absent[ref] = "404 when collected"
+    for src in KNOWN_SOURCES:
+        if src not in ev.sources and src not in ev.gaps:
+            ev.add_gap(Gap(src, "not-in-bundle", "", "get"))
+    return ev
+
+
+def _target(objects, meta, kind, name, namespace) -> Target:
+    if kind == "Scan":   # every pod of the input, no single target
+        return Target("Scan", "", namespace)
+    wanted = [o for o in objects if o.get("kind") == kind]
+    t = meta.get("target") or {}
+    if not name and t.get("kind", kind) == kind and t.get("name"):
+        name, namespace = t["name"], namespace or t.get("namespace")
+    if not name:
+        if len(wanted) == 1:
+            m = wanted[0]["metadata"]
+            return Target(kind, m.get("name"), m.get("namespace"))
+        names = ", ".join(sorted(_ref(o) for o in wanted)[:10]) or "none"
+        raise OfflineError(f"--from holds {len(wanted)} {kind}s ({names}); name one")
+    matches = [o for o in wanted if o["metadata"].get("name") == name
+               and (namespace is None or kind == "Node" or o["metadata"].get("namespace") == namespace)]
+    if not matches:
+        where = f" in namespace {namespace}" if namespace and kind != "Node" else ""
+        raise OfflineError(f'{kind.lower()} "{name}" not found in the --from input{where}')
+    if len(matches) > 1:
+        raise OfflineError(f'{kind.lower()} "{name}" exists in several namespaces of the input; pass -n')
+    m = matches[0]["metadata"]
+    return Target(kind, m.get("name"), m.get("namespace"))
+
+
+def _ref(obj: dict) -> str:
+    m = obj.get("metadata") or {}
+    return f"{m['namespace']}/{m.get('name')}" if m.get("namespace") else str(m.get("name"))
+
+
+def write_bundle_meta(ev: Evidence, tool: str) -> dict:
+    """bundle.yaml for a bundle written from live evidence (read back by this module)."""
+    return {"apiVersion": "gpudoctor/v1", "kind": "Bundle", "tool": tool,
+            "collectedAt": format_time(ev.now()),
+            "target": {"kind": ev.target.kind, "namespace": ev.target.namespace, "name": ev.target.name},
+            "sources": sorted(ev.sources), "podNodes": sorted(ev.pod_nodes) if ev.pod_nodes is not None else None,
+            "tailLines": ev.tail_lines, "gaps": [dict(g.to_dict(), verb=g.verb) for g in ev.gaps.values()],
+            "absent": sorted(ev.absent)}
+
+
+def log_path(key: Tuple[str, str, str, bool]) -> str:
+    """Where a log lives inside a bundle directory."""
+    ns, pod, container, previous = key
+    return os.path.join("logs", ns, pod, container + (PREVIOUS_SUFFIX if previous else LOG_SUFFIX))

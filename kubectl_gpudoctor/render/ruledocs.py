@@ -1,0 +1,40 @@
+"""Generates docs/rules.md from the rule registry (`python -m kubectl_gpudoctor.render.ruledocs > docs/rules.md`)."""
+from __future__ import annotations
+
+from ..rules import PHASES, RULES
+
+_PHASE_TEXT = {
+    "scheduling": "The pod is Pending and no node was assigned.",
+    "creation": "The pod is on a node but its containers cannot be created or started.",
+    "init": "An init container fails.",
+    "crash": "Containers start and exit (CrashLoopBackOff, Error, restarts).",
+    "eviction": "The pod was evicted, or the node under it is unhealthy.",
+    "network": "The pod cannot reach its peers.",
+    "node": "`kubectl gpudoctor node <node>`, and the node under a pod.",
+}
+
+
+def generate() -> str:
+    out = ["# Rule reference", "",
+           "Generated from the rule registry by `python -m kubectl_gpudoctor.render.ruledocs`; do not edit by hand.",
+           "Rule ids are stable: they appear in `-o json`, in `kubectl gpudoctor rules` and in `--ignore ID`.", ""]
+    for phase in PHASES:
+        rules = [r for r in RULES.values() if r.phase == phase]
+        if not rules:
+            continue
+        out += [f"## {phase}", "", _PHASE_TEXT[phase], ""]
+        for r in rules:
+            out += [f"### {r.id}", "", f"**{r.title}** — {r.severity}; runs for {', '.join(r.targets).lower()}s.", ""]
+            if r.summary:
+                out += [f"Fires when: {r.summary}", ""]
+            if r.needs:
+                out += [f"Needs: {', '.join(r.needs)} (a check whose source is unreadable is reported as unknown).", ""]
+            if r.remediation:
+                out += [f"Fix: {r.remediation}", ""]
+            if r.snippet:
+                out += ["```", r.snippet, "```", ""]
+    return "\n".join(out).rstrip() + "\n"
+
+
+if __name__ == "__main__":
+    print(generate(), end="")

@@ -1,0 +1,1 @@
+"""Crash-phase rules: containers start and exit."""

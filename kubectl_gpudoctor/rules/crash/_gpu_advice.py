@@ -1,0 +1,169 @@
+"""Facts and fixes the GPU crash rules compute from evidence (GPU memory and /dev/shm sizing, the node's driver
+against the image's CUDA, node-affinity snippets): helpers that must hold no rule and do no I/O."""
+from __future__ import annotations
+
+import re
+from typing import Optional
+
+from ...logs import scan as logscan
+from ...kube import podstate
+from ...data import cuda_driver as cd
+from ...data.signatures_distributed import MEMLOCK_SNIPPET
+from ...data.signatures_gpu import CUDA_INITIALISED
+from ...kube.objects import condition, labels, name, spec
+from ...kube.quantity import parse_quantity
+from ._gpu_visibility import ipc_lock
+from ..registry import Line
+
+
+def node_labels(ev) -> dict:
+    return labels(ev.node) if ev.node else {}
+
+
+def oom_advice(ev, m, c):
+    """(fix, snippet) from an out-of-memory line, using vLLM's/TGI's own numbers when the line gives them; else
+    node affinity for GPUs with more memory than this node's (GFD nvidia.com/gpu.memory, MiB)."""
+    fit = re.search(r"estimated maximum model length is (\d+)|stored in KV cache \((\d+)\)", m.line)
+    if fit:
+        n = fit.group(1) or fit.group(2)
+        return (f"The KV cache holds only {n} tokens at this --gpu-memory-utilization: set --max-model-len {n} or "
+                "lower, raise --gpu-memory-utilization if memory is free, quantize, or add GPUs (--tensor-parallel-size).",
+                f"# container {c['name']} args\n- --max-model-len\n- \"{n}\"")
+    if m.signature.id == "vllm-free-memory":
+        return ("Another process already holds GPU memory: lower --gpu-memory-utilization to what is free, or find "
+                "the other process (a shared/time-sliced GPU, a leftover pod).", None)
+    tgi = re.search(r"handle (\d+) prefill tokens", m.line)
+    if tgi:
+        return (f"Lower --max-batch-prefill-tokens below {tgi.group(1)} (and --max-batch-total-tokens), or use a "
+                "bigger GPU / more shards.",
+                f"# container {c['name']} args\n- --max-batch-prefill-tokens\n- \"{int(tgi.group(1)) // 2}\"")
+    mem = str(node_labels(ev).get("nvidia.com/gpu.memory") or "")
+    return None, (node_affinity(ev, "nvidia.com/gpu.memory", "Gt", [mem]) + "   # MiB: a GPU with more memory than this one"
+                  if mem.isdigit() else None)
+
+
+def shm_volume(pod, c) -> Optional[dict]:
+    """The volume mounted at /dev/shm in this container, or None (the runtime's 64Mi default)."""
+    for vm in c.get("volumeMounts") or []:
+        if (vm.get("mountPath") or "").rstrip("/") == "/dev/shm":
+            return next((v for v in spec(pod).get("volumes") or [] if v.get("name") == vm.get("name")),
+                        {"name": vm.get("name")})
+    return None
+
+
+def shm_size(c, current=None) -> str:
+    """Half the container's memory limit (tmpfs pages count against it), between 1Gi and 16Gi, 8Gi without a
+    limit; at least twice a sizeLimit that proved too small."""
+    limit = parse_quantity(((c.get("resources") or {}).get("limits") or {}).get("memory"))
+    gib = max(1, min(16, int(limit) // 2 // 2 ** 30)) if limit else 8
+    now = parse_quantity(current)
+    if now and gib * 2 ** 30 <= now:
+        gib = -(-int(now) * 2 // 2 ** 30)
+    return f"{gib}Gi"
+
+
+def driver_ok(ev, c) -> bool:
+    """The node's labelled driver runs the image's CUDA: then cudart's 'driver insufficient' means no libcuda at all."""
+    return cd.runs_on(c.get("image", ""), node_labels(ev))
+
+
+def cuda_initialised(ev, c, prev) -> bool:
+    """The failed run's log shows CUDA working on the GPU (a memory pool, a device created, weights loaded)."""
+    text = ev.log(ev.pod, c["name"], prev) if prev is not None else ""
+    return bool(text and re.search(CUDA_INITIALISED, logscan.clean(text)))
+
+
+def ngc_fatal(ev, m) -> bool:
+    """The NGC entrypoint's 'compatibility mode is UNAVAILABLE' is fatal only below the CUDA major's driver floor
+    (e.g. a 25.x image on R580 prints it and runs in minor-version compatibility)."""
+    if m.signature.id != "ngc-driver-unavailable":
+        return True
+    found = cd.parse_version(re.search(r"version (\S+) was detected", m.line).group(1))
+    text = logscan.clean(ev.log(ev.pod, m.container, m.previous) or "").split("\n")
+    built = re.search(r"built for NVIDIA Driver Release (\d+\.\d+)", "\n".join(text[max(0, m.lineno - 3):m.lineno]))
+    cuda = cd.driver_max_cuda(cd.parse_version(built.group(1))) if built else None
+    return bool(found and cuda and cd.compare(cuda, found) == "too-old")
+
+
+def driver_facts(ev, img, m) -> str:
+    """What the image needs and what the node's driver supports, in one sentence."""
+    lbls = node_labels(ev)
+    driver, driver_text = cd.node_driver(lbls), cd.node_driver_text(lbls)
+    parts = []
+    if img:
+        need, floor = cd.toolkit_driver(img[0]), cd.driver_floor(img[0])
+        parts.append(f"The image is built for CUDA {cd.cuda_str(img[0])} ({img[1]}), which needs driver >= {cd.fmt(floor)}"
+                     + (f" (>= {cd.fmt(need)} to run without minor-version-compatibility limits)" if need and need != floor else ""))
+    found = re.search(r"found version (\d+)", m.line) if m else None
+    if found and cd.cuda_from_driver_api(found.group(1)) and not driver:
+        parts.append(f"the driver supports CUDA up to {cd.cuda_str(cd.cuda_from_driver_api(found.group(1)))}")
+    if driver:
+        top = cd.driver_max_cuda(driver)
+        parts.append(f"the node runs driver {driver_text}" + (f" (CUDA up to {cd.cuda_str(top)})" if top else ""))
+    if m and m.signature.id == "cuda-insufficient-driver" and not driver:
+        parts.append("cudart also says this when no libcuda was injected at all, and the node's driver is not labelled")
+    if not parts:
+        return "The node's driver version is not labelled (no GPU feature discovery labels)."
+    text = "; ".join(parts) + "."
+    return text[0].upper() + text[1:]
+
+
+def driver_label_line(ev, node_lbls) -> list:
+    text = cd.version_label_text(node_lbls)
+    return [Line("node", f"nodes/{spec(ev.pod).get('nodeName')} labels", text)] if text else []
+
+
+def node_affinity(ev, key, op, values) -> str:
+    """A required node-affinity snippet for the pod, with its real name."""
+    vals = ", ".join(f'"{v}"' for v in values)
+    return (f"# pod {name(ev.pod)} (spec)\naffinity:\n  nodeAffinity:\n    requiredDuringSchedulingIgnoredDuringExecution:\n"
+            f"      nodeSelectorTerms:\n      - matchExpressions:\n        - key: {key}\n          operator: {op}\n"
+            f"          values: [{vals}]")
+
+
+def affinity_snippet(ev, node_lbls, img) -> Optional[str]:
+    """Node affinity on the GFD driver-major label for the image's CUDA, else on the CUDA major the node supports."""
+    if img:
+        need = cd.toolkit_driver(img[0]) or cd.driver_floor(img[0])
+        return node_affinity(ev, cd.driver_major_label(node_lbls), "Gt", [str(need[0] - 1)])
+    if cd.node_cuda(node_lbls):
+        return node_affinity(ev, "nvidia.com/cuda.runtime-version.major", "Gt", [str(cd.node_cuda(node_lbls)[0])])
+    return None
+
+
+def master_addr(c):
+    """(MASTER_ADDR, MASTER_PORT) from the container's literal env, None where unset."""
+    env = {e.get("name"): e.get("value") for e in c.get("env") or [] if "valueFrom" not in e}
+    return env.get("MASTER_ADDR") or None, env.get("MASTER_PORT") or None
+
+
+def rendezvous_peer(ev, c) -> str:
+    """' MASTER_ADDR=x (port p): pod x is Pending, ...' from the container's literal env and, when it was read, the pod
+    the address names (Kubeflow PyTorchJob: MASTER_ADDR is the master pod's name and its headless Service's)."""
+    addr, port = master_addr(c)
+    if not addr:
+        return ""
+    text = f" MASTER_ADDR={addr}" + (f" (port {port})" if port else "")
+    peer = ev.get("Pod", addr.split(".")[0], ev.target.namespace)
+    if peer is None or peer is ev.pod:
+        return text + "."
+    shown = podstate.display_status(peer)
+    if (condition(peer, "Ready") or {}).get("status") == "True":
+        return text + f": pod {name(peer)} is {shown} and Ready."
+    return (text + f": pod {name(peer)} is {shown}, so nothing serves that address yet; the rank will keep failing "
+            "until it runs (or wait for it in an init container).")
+
+
+def nccl_fix(c, hint: str, debug_on: bool):
+    """(fix, snippet) for what an NCCL/rendezvous failure most likely is; None keeps the rule's own."""
+    if hint.startswith("the memory-lock limit"):
+        return None, None if ipc_lock(c) else MEMLOCK_SNIPPET
+    addr = master_addr(c)[0]
+    if hint.startswith("name resolution") and addr:
+        return ("Start the rank that serves MASTER_ADDR before the others, or make this container wait until "
+                f"{addr} resolves (an init container, as the Kubeflow training operator adds), and check the name and "
+                "namespace of the headless Service behind it.",
+                f"# pod template of the workers: wait for the rendezvous host\ninitContainers:\n- name: wait-for-master\n"
+                f"  image: busybox:1.36\n  command: [\"sh\", \"-c\", \"until nslookup {addr}; do echo waiting for {addr}; "
+                f"sleep 2; done\"]")
+    return None, "" if debug_on else None

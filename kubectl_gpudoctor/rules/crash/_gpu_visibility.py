@@ -1,0 +1,123 @@
+"""The GPU a container asks for, the env that can hide it, and why a GPU container sees no GPU (ranked
+causes): helpers for the GPU crash rules, which must hold no rule and do no I/O."""
+from __future__ import annotations
+
+import re
+from collections import Counter
+from typing import Optional
+
+from ...gpu import stack as gpustack
+from ...kube import podstate
+from ...data.app_context import RUNTIME_NOT_FOUND
+from ...data.signatures_gpu import SIGNATURE_CAUSES
+from ...kube.objects import container_gpus, containers, name, namespace, spec
+from ..registry import Line
+
+NVIDIA_RESOURCE = re.compile(r"^nvidia\.com/(gpu|gpu\.shared|mig-.+)$")
+# Env values that hide every GPU: the NVIDIA container toolkit treats NVIDIA_VISIBLE_DEVICES void/empty as
+# "no GPU, no driver" and none as "driver libraries but no device"; CUDA hides all devices for "" or -1.
+HIDING_ENV = {"NVIDIA_VISIBLE_DEVICES": ("void", "none", ""), "CUDA_VISIBLE_DEVICES": ("", "-1", "none", "nodevfiles")}
+
+
+def nvidia_gpus(c) -> dict:
+    return {r: n for r, n in container_gpus(c).items() if NVIDIA_RESOURCE.match(r)}
+
+
+def gpu_text(gpus: dict) -> str:
+    return ", ".join(f"{r}: {n}" for r, n in sorted(gpus.items()))
+
+
+def smi_missing(c, term, prev) -> Optional[str]:
+    """What says nvidia-smi was not there, or None: the runtime's StartError `exec: "nvidia-smi": executable file
+    not found in $PATH` (it never started, so no log can say otherwise), or nvidia-smi in the command and exit 127
+    with no log of that run."""
+    runtime = re.search(RUNTIME_NOT_FOUND, term.get("message") or "")
+    if runtime and (runtime.group("cmd") or runtime.group("cmd2") or "").rsplit("/", 1)[-1] == "nvidia-smi":
+        return f"the runtime could not start it: {runtime.group(0)}"
+    cmd = " ".join((c.get("command") or []) + (c.get("args") or []))
+    if prev is None and "nvidia-smi" in cmd and term.get("exitCode") == 127 and term.get("reason") != "OOMKilled":
+        return f"exit code 127 from `{cmd}`"
+    return None
+
+
+def ipc_lock(c) -> bool:
+    """The container may lock memory past RLIMIT_MEMLOCK (IPC_LOCK added, or privileged)."""
+    sc = c.get("securityContext") or {}
+    return bool(sc.get("privileged")) or "IPC_LOCK" in ((sc.get("capabilities") or {}).get("add") or [])
+
+
+def env_value(c, key) -> Optional[str]:
+    """A literal env value of the container ('' when set empty: the API omits empty values), None if unset."""
+    for e in c.get("env") or []:
+        if e.get("name") == key and "valueFrom" not in e:
+            return e.get("value", "")
+    return None
+
+
+
+# --- why a GPU container sees no GPU --------------------------------------------------------------
+
+def plugin_state(ev):
+    """('missing'|'not-ready'|'ok'|'unknown', detail) for the NVIDIA device plugin pod on the pod's node
+    (recognised the way the node rules recognise GPU-stack components)."""
+    node = ev.node
+    if node is None or not gpustack.pods_known(ev, name(node)):
+        return "unknown", "the pods on the node were not readable"
+    plugins = gpustack.device_plugin_pods(ev, node, {"nvidia"})
+    if not plugins:
+        return "missing", f"no NVIDIA device plugin pod runs on node {name(node)}"
+    ready = [p for p in plugins if gpustack.is_ready(p)]
+    if ready:
+        return "ok", f"device plugin {name(ready[0])} is Running and Ready"
+    p = plugins[0]
+    return "not-ready", f"device plugin pod {name(p)} on node {name(node)} is {podstate.display_status(p)}, not Ready"
+
+
+def visibility_cause(ev, pod, c, libs=False, m=None):
+    """(cause, fix, snippet, evidence lines): the most likely reason a GPU container sees no GPU/driver, ranked;
+    the cause starts with 'unknown' when none of the checks found one. Some log lines name the cause themselves."""
+    if m is not None and m.signature.id in SIGNATURE_CAUSES:
+        cause, fix, snippet = SIGNATURE_CAUSES[m.signature.id]
+        return cause.replace("$node", spec(pod).get("nodeName") or "the node"), fix, snippet, []
+    for key, hiding in HIDING_ENV.items():
+        val = env_value(c, key)
+        if val is not None and val.strip().lower() in hiding:
+            return (f"container env sets {key}={val!r}, which hides every GPU from the container",
+                    f"Remove {key} from container {c['name']}'s env: the device plugin sets the visible devices itself.",
+                    f"# container {c['name']}: delete this env entry\n- name: {key}\n  value: \"{val}\"",
+                    [Line("spec", f"containers[{c['name']}].env[{key}]", repr(val))])
+    caps = env_value(c, "NVIDIA_DRIVER_CAPABILITIES")
+    if libs and caps is not None and not re.search(r"\ball\b|\bcompute\b|\butility\b", caps):
+        return (f"container env sets NVIDIA_DRIVER_CAPABILITIES={caps!r}, so the toolkit injects neither libcuda "
+                "(compute) nor nvidia-smi (utility)", f"Set NVIDIA_DRIVER_CAPABILITIES=compute,utility on {c['name']}.",
+                f"# container {c['name']}\nenv:\n- name: NVIDIA_DRIVER_CAPABILITIES\n  value: compute,utility",
+                [Line("spec", f"containers[{c['name']}].env[NVIDIA_DRIVER_CAPABILITIES]", repr(caps))])
+    if not spec(pod).get("runtimeClassName"):
+        peers = [p for p in ev.all("Pod") if p is not pod and spec(p).get("runtimeClassName")
+                 and any(nvidia_gpus(x) for x in containers(p))]
+        if peers:
+            rc = Counter(spec(p)["runtimeClassName"] for p in peers).most_common(1)[0][0]
+            return (f"the pod sets no runtimeClassName while the other GPU pods here use runtimeClassName {rc!r}; "
+                    "without it the NVIDIA runtime does not inject the GPU",
+                    f"Set spec.runtimeClassName: {rc} in the pod template.", f"# pod {name(pod)} (spec)\nruntimeClassName: {rc}",
+                    [Line("spec", "spec.runtimeClassName", "(not set)")] +
+                    [Line("object", f"pods/{namespace(p)}/{name(p)}", f"runtimeClassName: {spec(p)['runtimeClassName']}")
+                     for p in peers if spec(p)["runtimeClassName"] == rc][:2])
+    state, detail = plugin_state(ev)
+    if state in ("missing", "not-ready"):
+        return (detail, "Fix the NVIDIA device plugin on this node (its DaemonSet, node selector/taints, previous "
+                        "logs), then delete the pod so it is recreated with a GPU.", None,
+                [Line("object", f"pods on node {spec(pod).get('nodeName')}", detail)])
+    rcs = [name(o) for o in ev.all("RuntimeClass") if "nvidia" in (o.get("handler") or name(o))]
+    if rcs and not spec(pod).get("runtimeClassName"):
+        return (f"possibly the missing runtimeClassName: RuntimeClass {rcs[0]!r} exists and the pod does not use it "
+                "(needed unless nvidia is containerd's default runtime on the node)",
+                f"Set spec.runtimeClassName: {rcs[0]} unless containerd's default runtime on the node is nvidia.",
+                f"# pod {name(pod)} (spec)\nruntimeClassName: {rcs[0]}", [Line("spec", "spec.runtimeClassName", "(not set)")])
+    unchecked = [f"{s} ({ev.gap(s).reason})" for s in ("runtimeclasses",) if ev.gap(s)]
+    if state == "unknown":
+        unchecked.append("the device plugin and the other GPU pods on the node (pods not listed)")
+        checked = "no env hides the GPU"
+    else:
+        checked = "no env hides the GPU, no other GPU pod uses a runtimeClass this pod lacks, the device plugin is Ready"
+    return ("unknown: " + checked + ("; not checked: " + ", ".join(unchecked) if unchecked else ""), None, None, [])

@@ -1,0 +1,103 @@
+"""Crash-phase rules for the CUDA software stack (node driver older than the image's CUDA, no kernels for the
+GPU's architecture, NCCL/torch.distributed failures); rule bodies only, their helpers are _gpu_log, _gpu_advice."""
+from __future__ import annotations
+
+import re
+
+from ...data import cuda_driver as cd
+from ...data.signatures_distributed import NCCL_HINTS
+from ...kube.objects import container_gpus, name, namespace, spec
+from .._common import has_terminations
+from ._gpu_advice import (affinity_snippet, cuda_initialised, driver_facts, driver_label_line, driver_ok, ngc_fatal,
+                          nccl_fix, node_affinity, node_labels, rendezvous_peer)
+from ._gpu_log import AMBIGUOUS, crash_hit, crash_match, crashed, matches, quote
+from ._gpu_visibility import env_value
+from ..registry import DEFAULT, SPECIFIC, Unknown, rule
+
+
+@rule("cuda-driver-too-old", phase="crash", severity="critical", rank=SPECIFIC, applies=has_terminations,
+      title="Node's NVIDIA driver is older than the CUDA in the image",
+      remediation="Run the pod on nodes whose driver supports the image's CUDA (node affinity on the GPU feature "
+                  "discovery driver label), upgrade the node's driver, or use an image built for an older CUDA.",
+      snippet="kubectl get nodes -L nvidia.com/cuda.driver-version.full,nvidia.com/cuda.runtime-version.full,nvidia.com/gpu.product")
+def cuda_driver_too_old(ev):
+    """A crashed container logs that its driver is too old for its CUDA, or its image tag needs a newer driver than the node's.
+
+    From the tag: the node's GFD driver label is below the CUDA major's minor-version-compatibility floor (below the
+    major's oldest driver when the tag names no minor), and the log does not show CUDA working on the GPU."""
+    pod, lbls = ev.pod, node_labels(ev)
+    driver = cd.node_driver(lbls)
+    for c, cs, term, prev in crashed(ev):
+        m = crash_match(ev, c["name"], prev, ("cuda-driver-too-old",), accept=lambda x: ngc_fatal(ev, x) and (
+            x.signature.id != AMBIGUOUS or bool(container_gpus(c)) and not driver_ok(ev, c)))
+        img = cd.image_cuda(c.get("image", ""))
+        if not m and not (img and driver and cd.compare(img[0], driver) == "too-old" and not cuda_initialised(ev, c, prev)):
+            continue   # no log line says so, and the tag does not, or the log shows CUDA working on the GPU
+        severity = None
+        if not m and (cd.is_ngc(c.get("image", "")) or crash_match(ev, c["name"], prev, ("app-error",))):
+            severity = "warning"   # the tag says so, but the log shows another error (or NGC forward compat applies)
+        unread = 'the log was not readable' if prev is None else 'the log does not say'
+        what = quote(m, c, term) if m else (f"image {c.get('image')} needs a newer driver than node {spec(pod).get('nodeName')} "
+                                           f"has (inferred from the image tag; {unread})")
+        return crash_hit(ev, c, cs, term, m, f"Container {c['name']} cannot use CUDA: {what}. {driver_facts(ev, img, m)}",
+                         snippet=affinity_snippet(ev, lbls, img), severity=severity, extra=driver_label_line(ev, lbls))
+    return Unknown.from_gap(ev.gap("pods/log")) if ev.gap("pods/log") else None
+
+
+@rule("no-kernel-image-for-gpu", phase="crash", severity="critical", rank=SPECIFIC, applies=has_terminations,
+      needs=("pods/log",), title="Binary has no kernels for this GPU's architecture",
+      remediation="Use an image or wheel built for this GPU's compute capability (a newer CUDA/PyTorch build, or "
+                  "TORCH_CUDA_ARCH_LIST including it), or schedule onto the GPU model the image was built for.",
+      snippet="kubectl get nodes -L nvidia.com/gpu.product,nvidia.com/gpu.compute.major,nvidia.com/gpu.compute.minor")
+def no_kernel_image_for_gpu(ev):
+    """A crashed container's log says `no kernel image is available for execution on the device` (or equivalent)."""
+    pod, lbls = ev.pod, node_labels(ev)
+    for c, cs, term, prev in crashed(ev):
+        m = crash_match(ev, c["name"], prev, ("no-kernel-image-for-gpu",))
+        if not m:
+            continue
+        product, major, minor = (lbls.get(k) for k in ("nvidia.com/gpu.product", "nvidia.com/gpu.compute.major",
+                                                       "nvidia.com/gpu.compute.minor"))
+        minor = minor or "0"
+        gpu = f"{product or 'the GPU'}" + (f" (compute capability {major}.{minor}, sm_{major}{minor})" if major else "")
+        need = cd.COMPUTE_MIN_CUDA.get((int(major), int(minor))) if str(major or "").isdigit() and minor.isdigit() else None
+        img = cd.image_cuda(c.get("image", ""))
+        facts = f" Native code for it needs CUDA >= {cd.cuda_str(need)}" if need else ""
+        facts += f"; the image is built for CUDA {cd.cuda_str(img[0])}" if need and img else ""
+        warn = [x.as_line(name(pod)) for x in matches(ev, c["name"], prev, "no-kernel-image-for-gpu")
+                if x.signature.id == "torch-arch-unsupported" and x.line != m.line][:1]
+        avoid = (node_affinity(ev, "nvidia.com/gpu.product", "NotIn", [product]) + "\n# a stopgap until the image is "
+                 "built for this GPU") if product else None
+        return crash_hit(ev, c, cs, term, m, f"Container {c['name']} has no GPU code for {gpu}: {quote(m, c, term)}."
+                         + (facts + "." if facts else ""), extra=warn, snippet=avoid)
+    return None
+
+
+@rule("nccl-failure", phase="crash", severity="critical", rank=SPECIFIC, applies=has_terminations, needs=("pods/log",),
+      title="NCCL / distributed communication failed",
+      remediation="Check that the ranks can reach each other (NetworkPolicy, headless Service, MASTER_ADDR/PORT), "
+                  "that IB/RDMA devices are allocated when NCCL uses them (rdma/* resources), that /dev/shm is large "
+                  "enough, and rerun with NCCL_DEBUG=INFO to see which transport failed.",
+      snippet="# container $container\nenv:\n- name: NCCL_DEBUG\n  value: INFO\n- name: NCCL_DEBUG_SUBSYS\n  value: INIT,NET")
+def nccl_failure(ev):
+    """A crashed container's log ends in an NCCL error, a collective watchdog timeout or a c10d rendezvous failure."""
+    pod = ev.pod
+    for c, cs, term, prev in crashed(ev):
+        m = crash_match(ev, c["name"], prev, ("nccl-failure",))
+        if not m:
+            continue
+        lines = matches(ev, c["name"], prev, "nccl-failure")[:20]
+        text = "\n".join(x.line for x in lines + matches(ev, c["name"], prev, "shm-too-small")[:5])
+        hint = next((h for rx, h in NCCL_HINTS if re.search(rx, m.line) or re.search(rx, text)), "the NCCL lines do not say which transport failed")
+        warn = [x.as_line(name(pod)) for x in lines if x.signature.id == "nccl-warn" and x.line != m.line][:1]
+        policies = [name(p) for p in ev.all("NetworkPolicy") if namespace(p) == namespace(pod)]
+        reach = policies and hint.startswith("network reachability")
+        extra = f" NetworkPolicies in namespace {namespace(pod)}: {', '.join(policies)}." if reach else ""
+        extra += rendezvous_peer(ev, c) if hint.startswith(("name resolution", "network reachability")) else ""
+        shm = crash_match(ev, c["name"], prev, ("shm-too-small",))
+        what = "could not join the torch.distributed rendezvous" if m.signature.id == "c10d-bootstrap" else "failed in NCCL/torch.distributed"
+        fix, snippet = nccl_fix(c, hint, (env_value(c, "NCCL_DEBUG") or "").upper() in ("INFO", "TRACE"))
+        return crash_hit(ev, c, cs, term, m, f"Container {c['name']} {what}: {quote(m, c, term)}. "
+                         f"Most likely: {hint}.{extra}", rank=DEFAULT if shm else None, extra=warn, fix=fix, snippet=snippet,
+                         next=[f"kubectl logs {name(pod)} -n {namespace(pod)} -c {c['name']} --previous | grep -E 'NCCL (WARN|INFO)'"])
+    return None

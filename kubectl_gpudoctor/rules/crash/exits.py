@@ -1,0 +1,197 @@
+"""Crash-phase rules on how a container exited: OOM kill, signal, exit 0 under a controller, missing command,
+an unexplained application error (the back-off clock is backoff.py)."""
+from __future__ import annotations
+
+import re
+
+from ...kube import podstate
+from ...logs.crashrun import (failures, find, last_lines, log_ref, match_run, native_crash_lines, not_wrapper,
+                              probe_kills, recent, run_log, stopped_sidecar, tail_match, unprefixed, where)
+from ...data.signals import NATIVE_CRASH, PROBE_FAILED, PROBE_KILL, SIGNAL_MEANING, STOPPING, signal_of
+from ...data.app_context import LOADER_ERROR, RUNTIME_NOT_FOUND
+from ...kube.objects import container_resources, controller_of, meta, spec
+from ...kube.quantity import format_bytes
+from ...kube.timeutil import human_duration, seconds_between
+from ._files import foreground_command, memory_suggestion, owner_words
+from .._common import event_line, has_terminations, pod_events, status_line
+from ..registry import DEFAULT, FALLBACK, GENERIC, SPECIFIC, Hit, Line, rule
+from ._startup import container_events
+
+# nvidia-smi is never part of an image: a missing one means the NVIDIA runtime did not set the container up.
+SMI_FIX = ("Give container $container its GPU through the NVIDIA runtime (resources.limits nvidia.com/gpu, and "
+           "runtimeClassName where the cluster's GPU pods use one); nvidia-smi and the driver libraries come with it.")
+# Killed this soon after start, repeatedly: a start-up peak (weights read into RAM), not a leak.
+STARTUP_WINDOW_S = 300
+# A kill is history (a warning) once the container has been Running and Ready past the kubelet's back-off reset for
+# twice the run that ended in it (a leak that needed 6 h comes back within 6 h), or for a day whatever that run was.
+SETTLED_S = 86400
+
+
+@rule("oom-killed", phase="crash", severity="critical", rank=SPECIFIC, applies=has_terminations,
+      title="Container killed for exceeding its memory limit (OOMKilled)",
+      remediation="Raise resources.limits.memory of container $container above its peak; for a start-up "
+                  "peak, memory-map the weights (safetensors) instead of reading them into RAM and run "
+                  "format conversions in a separate Job.",
+      snippet="# container $container\nresources:\n  requests:\n    memory: $suggested\n  limits:\n    memory: $suggested")
+def oom_killed(ev):
+    """A container's termination record says OOMKilled: the kernel's OOM killer ended it (limit reached, or node full).
+    A warning once the container has been Running and Ready for a day since, or for twice the run that ended in the kill."""
+    for c, cs, init in podstate.all_container_states(ev.pod):
+        term = podstate.latest_termination(cs)
+        if term.get("reason") != "OOMKilled" or stopped_sidecar(ev.pod, c, init):
+            continue
+        limit = ((c.get("resources") or {}).get("limits") or {}).get("memory")
+        request = container_resources(c).get("memory")
+        ran = seconds_between(term.get("startedAt"), term.get("finishedAt"))
+        restarts = int(cs.get("restartCount") or 0)
+        who = ("Init container " if init else "Container ") + c["name"]
+        if ran is not None and ran < STARTUP_WINDOW_S:
+            pattern = "a start-up peak (it dies within minutes of starting" + (", repeatedly)" if restarts > 1 else ")")
+        else:
+            pattern = f"steady growth (it ran {human_duration(ran)} before reaching the limit: a leak or a growing cache)"
+        if limit:
+            head = f"{who} was OOMKilled {human_duration(ran)} after start (limit {format_bytes(limit)})"
+        else:
+            head = (f"{who} was OOMKilled {human_duration(ran)} after start with no memory limit: the node ran out "
+                    f"of memory and the kernel chose it")
+        summary = head + (f" — {restarts} restart{'s' if restarts != 1 else ''}" if restarts else "")
+        lines = [status_line(c["name"], where(cs, term), term)]
+        text, previous = run_log(ev, c["name"], cs, term)
+        if text:
+            lines += [Line("log", log_ref(ev, c["name"], previous, "last line before the kill"), l[:300])
+                      for l in last_lines(text, 1)]
+        fix = None if limit else ("Set requests.memory and limits.memory of container $container to its measured peak "
+                                  "(kubectl top pod, container_memory_working_set_bytes) so the scheduler reserves it.")
+        up = seconds_between(((cs.get("state") or {}).get("running") or {}).get("startedAt"), ev.now())
+        old = not recent(ev, cs) and up is not None and (up >= SETTLED_S or ran is not None and up > 2 * max(ran, STARTUP_WINDOW_S))
+        note = f" Running and Ready for {human_duration(up)} since: a past kill to watch." if old else ""
+        return Hit(f"{summary}. The pattern is {pattern}.{note}", lines, fix=fix, summary=summary,
+                   severity="warning" if old else None,
+                   values={"container": c["name"], "suggested": memory_suggestion(limit or request)})
+    return None
+
+
+@rule("killed-by-signal", phase="crash", severity="critical", rank=GENERIC, applies=has_terminations,
+      title="Container killed by a signal",
+      remediation="Find who sent the signal: for SIGKILL/SIGTERM check the probe and Killing events, for "
+                  "SIGSEGV/SIGABRT/SIGBUS read the last log lines of container $container.")
+def killed_by_signal(ev):
+    """A container exited with 128+N for a signal N (not an OOM kill), or the kubelet killed it after failed probes."""
+    deleting = bool(meta(ev.pod).get("deletionTimestamp"))
+    for c, cs, term, init in failures(ev):
+        code, sig = term.get("exitCode"), signal_of(term.get("exitCode"))
+        kills = probe_kills(ev, c["name"], term)
+        if term.get("reason") == "OOMKilled" or not (sig or kills) or (deleting and sig in ("SIGTERM", "SIGKILL")):
+            continue
+        lines = [status_line(c["name"], where(cs, term), term)] + [event_line(e) for e in kills[-1:]]
+        if kills:
+            lines += [event_line(e) for e in container_events(ev, c["name"], "Unhealthy", PROBE_FAILED)[-1:]]
+        stops = pod_events(ev, ("Killing",), pattern=STOPPING + re.escape(c["name"]))
+        if kills:
+            probe = re.search(PROBE_KILL, kills[-1].get("message") or "")
+            kind = (probe.group("probe") or probe.group("old") or "liveness").lower() if probe else "liveness"
+            cause = (f"the kubelet killed it after failed {kind} probes"
+                     + ("" if sig else f" (the process exited {code} on SIGTERM)"))
+        elif sig in ("SIGTERM", "SIGKILL") and stops:
+            cause, lines = "the kubelet stopped it (pod deletion, rollout or preemption)", lines + [event_line(stops[-1])]
+        else:
+            cause = SIGNAL_MEANING.get(sig, "killed by a signal")
+        if sig in NATIVE_CRASH:
+            text, previous = run_log(ev, c["name"], cs, term)
+            lines += [Line("log", log_ref(ev, c["name"], previous, "crash"), l[:300]) for l in native_crash_lines(text)]
+        return Hit(f"Container {c['name']} exited with code {code}" + (f" ({sig})" if sig else "") + f": {cause}.",
+                   lines, values={"container": c["name"]})
+    return None
+
+
+@rule("completed-under-controller", phase="crash", severity="critical", rank=SPECIFIC, applies=has_terminations,
+      title="Container exits successfully but its owner expects it to keep running",
+      remediation="Run one-off work as a Job (restartPolicy: OnFailure), or keep the server process in the "
+                  "foreground (no `&`, no daemonizing entrypoint) in container $container.",
+      snippet="apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: $pod-job\n  namespace: $namespace\nspec:\n"
+              "  backoffLimit: 2\n  template:\n    spec:\n      restartPolicy: OnFailure\n      containers: [...]  # as today")
+def completed_under_controller(ev):
+    """A container exited 0 and was restarted because the pod's restartPolicy is Always (Deployment, StatefulSet…)."""
+    pod = ev.pod
+    owner = controller_of(pod) or {}
+    if owner.get("kind") == "Job" or spec(pod).get("restartPolicy", "Always") != "Always" or meta(pod).get("deletionTimestamp"):
+        return None
+    for c, cs, term, init in failures(ev):
+        if (init and c.get("restartPolicy") != "Always") or term.get("exitCode") != 0 or term.get("reason") == "OOMKilled":
+            continue
+        if int(cs.get("restartCount") or 0) == 0 and podstate.waiting(cs).get("reason") != "CrashLoopBackOff":
+            continue
+        if probe_kills(ev, c["name"], term):
+            continue  # it exited 0 on the kubelet's SIGTERM after failed probes: killed-by-signal says so
+        ran = seconds_between(term.get("startedAt"), term.get("finishedAt"))
+        lines = [status_line(c["name"], where(cs, term), term)]
+        text, previous = run_log(ev, c["name"], cs, term)
+        lines += [Line("log", log_ref(ev, c["name"], previous, "end"), l[:300]) for l in last_lines(text, 2)]
+        fg = foreground_command(c)
+        if fg:
+            return Hit(f"Container {c['name']} exits 0 at once ({human_duration(ran)}) because its shell command puts the "
+                       f"server in the background (`&`) and the shell, the container's main process, ends; "
+                       f"{owner_words(pod, owner)} restarts it ({cs.get('restartCount', 0)} restarts).", lines,
+                       values={"container": c["name"]}, snippet=fg,
+                       fix="Run the server in the foreground as the container's main process: drop the trailing `&` "
+                           "(and nohup), and start it with `exec` so it receives SIGTERM.")
+        return Hit(f"Container {c['name']} exited with code 0 (Completed) after {human_duration(ran)} and "
+                   f"{owner_words(pod, owner)} restarts it: the process finished instead of serving "
+                   f"({cs.get('restartCount', 0)} restarts).", lines, values={"container": c["name"]})
+    return None
+
+
+@rule("command-not-found", phase="crash", severity="critical", rank=SPECIFIC,
+      title="Container command not found",
+      remediation="Fix command/args of container $container to a program that exists in the image "
+                  "(check with `kubectl debug` or `docker run --entrypoint sh <image>`), or use the image that has it.")
+def command_not_found(ev):
+    """Exit 127 (not the dynamic loader's), or the runtime's `executable file not found in $PATH` (StartError).
+
+    The dynamic loader also exits 127 (`error while loading shared libraries`): the command exists, a library does not."""
+    for c, cs, init in podstate.all_container_states(ev.pod):
+        if stopped_sidecar(ev.pod, c, init):
+            continue
+        term, wait = podstate.latest_termination(cs), podstate.waiting(cs)
+        runtime = re.search(RUNTIME_NOT_FOUND, " ".join(x.get("message") or "" for x in (term, wait)))
+        if runtime and (runtime.group("cmd") or runtime.group("cmd2") or "").rsplit("/", 1)[-1].startswith("nvidia-container"):
+            runtime = None   # the node's NVIDIA runtime/hook is missing, not the container's command
+        shell = term.get("exitCode") == 127 and term.get("reason") != "OOMKilled"
+        if not (runtime or shell) or (term and not runtime and not recent(ev, cs)):
+            continue
+        if not runtime and match_run(ev, c, cs, term, "app-error", accept=lambda _, line: re.search(LOADER_ERROR, line)):
+            continue   # the dynamic loader's 127: the command exists, a library it needs does not
+        log = term and (match_run(ev, c, cs, term, "command-not-found", accept=lambda m, _: m.groupdict().get("cmd"))
+                        or match_run(ev, c, cs, term, "command-not-found"))
+        missing = (runtime.group("cmd") or runtime.group("cmd2")) if runtime else (log[1].groupdict().get("cmd") if log else None)
+        lines = [status_line(c["name"], where(cs, term) if term else "state", term or wait)] + ([log[0]] if log else [])
+        cmd = " ".join((c.get("command") or []) + (c.get("args") or []))[:120] or "(the image's ENTRYPOINT)"
+        what = f"`{missing}` does not exist in the image or is not in $PATH" if missing else "exit code 127 (command not found)"
+        how = "the runtime could not start it" if runtime else "the shell could not find it"
+        smi = missing == "nvidia-smi"
+        return Hit(f"Container {c['name']} cannot run {cmd}: {what} ({how})."
+                   + (" Images do not ship nvidia-smi: the NVIDIA container runtime injects it, with the driver libraries, "
+                      "into a container that gets a GPU through it." if smi else ""), lines, values={"container": c["name"]},
+                   rank=DEFAULT if smi else None, fix=SMI_FIX if smi else None)
+    return None
+
+
+@rule("app-error", phase="crash", severity="warning", rank=FALLBACK, fallback=True, applies=has_terminations,
+      needs=("pods/log",), title="Application error in the container log",
+      remediation="Read the quoted line: it is the application's own error; fix its cause in the code, "
+                  "arguments or configuration of container $container.")
+def app_error(ev):
+    """A container exited non-zero and its log ends with an error or exception line that no specific rule explains.
+
+    It quotes the real error above an exception that only wraps it (vLLM's "Engine core initialization failed",
+    torchrun's ChildFailedError)."""
+    found = find(ev, "app-error", accept=not_wrapper) or find(ev, "app-error") or tail_match(ev, "app-error")
+    if not found:
+        return None
+    c, cs, term, _, line, _ = found
+    if term.get("reason") == "OOMKilled":
+        return None
+    code, said = term.get("exitCode"), unprefixed(line.text)
+    return Hit(f"Container {c['name']} exited with code {code}; its log says: {said[:300]}",
+               [status_line(c["name"], where(cs, term), term), line], values={"container": c["name"]},
+               summary=f"Container {c['name']} exited with code {code}: {said[:160]}")

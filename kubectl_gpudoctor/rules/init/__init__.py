@@ -1,0 +1,1 @@
+"""Init-phase rules: an init container fails."""

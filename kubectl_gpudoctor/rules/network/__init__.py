@@ -1,0 +1,1 @@
+"""Network-phase rules: CNI, NetworkPolicy, RDMA and secondary networks."""

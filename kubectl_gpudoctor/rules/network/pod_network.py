@@ -1,0 +1,174 @@
+"""Network-phase rules: CNI, NetworkPolicy and RDMA/Multus problems."""
+from __future__ import annotations
+
+import re
+
+from ...logs import scan as logscan
+from ...kube import netpolicy, podstate
+from ...data import cni
+from ...kube.objects import condition, containers, name, namespace, spec, status
+from .._common import event_line, first_match, pod_events, scheduled
+from ..registry import DEFAULT, SPECIFIC, Hit, Line, Unknown, rule
+
+
+
+def _pod_network(ev):
+    """Scheduled, not finished, and on the pod network (hostNetwork pods use no CNI)."""
+    pod = ev.pod
+    return (scheduled(ev) and status(pod).get("phase") not in ("Succeeded", "Failed")
+            and not spec(pod).get("hostNetwork"))
+
+
+def _sandbox_ready(pod) -> bool:
+    """The current sandbox has its network (PodReadyToStartContainers; PodHasNetwork in 1.25-1.27; before that,
+    a pod IP and a container that started)."""
+    cond = condition(pod, "PodReadyToStartContainers") or condition(pod, "PodHasNetwork")
+    if cond is not None:
+        return cond.get("status") == "True"
+    return bool(status(pod).get("podIP")) and any(
+        cs.get("started") or (cs.get("state") or {}).get("running") or podstate.latest_termination(cs)
+        for _, cs, _ in podstate.all_container_states(pod))
+
+
+@rule("cni-failure", phase="network", severity="critical", rank=SPECIFIC, applies=_pod_network,
+      title="Pod network setup failed (CNI)",
+      remediation="Fix the CNI agent on node $node ($agent): read its log and restart it; the kubelet retries the "
+                  "sandbox by itself.")
+def cni_failure(ev):
+    """FailedCreatePodSandBox says the CNI plugin could not set up the pod's network, or the pod runs without an IP.
+
+    Also the kubelet's NetworkNotReady event. The plugin (Calico, Cilium, AWS VPC CNI, flannel, Multus, SR-IOV...)
+    and the cause (IP exhaustion, rejected credentials, agent down, missing attachment) come from the message."""
+    pod, node = ev.pod, spec(ev.pod).get("nodeName")
+    if _sandbox_ready(pod) and status(pod).get("podIP"):
+        return None
+    events = pod_events(ev, ("FailedCreatePodSandBox", "NetworkNotReady"))
+    event, _ = first_match(events, f"{cni.NETWORK_SETUP}|{cni.NETWORK_NOT_READY}")
+    if event is None:
+        if status(pod).get("phase") == "Running" and not status(pod).get("podIP"):
+            return Hit(f"The pod is Running on node {node} but has no pod IP: the CNI plugin did not report an "
+                       f"address for its sandbox.", [Line("status", "status.podIP", "(empty)")],
+                       values={"agent": "the CNI agent"})
+        return None
+    text = event.get("message") or ""
+    key, agent, selector = _plugin(text)
+    cause, fix = next(((c, f) for c, rx, f in cni.CAUSES if re.search(rx, text)), ("unknown", None))
+    m = next((m for m in (re.search(rx, text, re.S) for rx in cni.DETAILS) if m), None)
+    detail = " ".join((m.group(1) if m else text).split()).rstrip("]'").strip()[:300]
+    count = sum(int(e.get("count") or 1) for e in events)
+    # a missing or unrequested attachment: rdma-device-missing names the NetworkAttachmentDefinition
+    rank = DEFAULT if cause in ("attachment-missing", "device-not-requested") else None
+    return Hit(f"The {key} CNI plugin could not set up the pod's network on node {node} ({event.get('reason')}, "
+               f"{count} attempt(s)): {detail}" + ("" if detail.endswith((".", "?")) else "."),
+               [event_line(event)], values={"agent": agent}, fix=fix, rank=rank,
+               summary=f"CNI ({key}) cannot set up the pod network on {node}: {cause.replace('-', ' ')}",
+               next=[f"kubectl get pods -A -l {selector} --field-selector spec.nodeName={node} -o wide"] if selector else [])
+
+
+def _plugin(text):
+    """(plugin, agent, label selector): an explicit delegate type wins over the Multus wrapper around it."""
+    if "network-attachment-definition" in text:
+        return next((k, a, s) for k, _, a, s in cni.PLUGINS if k == "multus")
+    types = [t for t in re.findall(r'plugin type="([^"]+)"', text) if not t.startswith("multus")]
+    probe = types[-1] if types else text
+    for key, rx, agent, selector in cni.PLUGINS:
+        if re.search(rx, probe):
+            return key, agent, selector
+    return (types[-1] if types else "cluster"), "the CNI agent", ""
+
+
+def _policy_applies(ev):
+    """Scheduled, on the pod network, not Succeeded (a Failed training pod's policy still matters)."""
+    return scheduled(ev) and status(ev.pod).get("phase") != "Succeeded" and not spec(ev.pod).get("hostNetwork")
+
+
+@rule("networkpolicy-blocks-traffic", phase="network", severity="warning", rank=DEFAULT, applies=_policy_applies,
+      needs=("networkpolicies",), title="A NetworkPolicy blocks the pod's peers or DNS",
+      remediation="Allow the job's pods to reach each other on every port (and DNS) in namespace $namespace: add "
+                  "the NetworkPolicy below next to the policy that isolates the pod ($policies).")
+def networkpolicy_blocks_traffic(ev):
+    """A NetworkPolicy isolates the pod and no rule lets its job's other pods (or DNS) through.
+
+    Evaluated for egress to and ingress from the job's pods in the namespace (every port: NCCL uses ephemeral
+    ports) and egress to kube-dns; critical when the failing pod's log shows NCCL, torch.distributed, DNS or
+    connection failures of the blocked kind."""
+    pod = ev.pod
+    policies = [p for p in ev.all("NetworkPolicy") if namespace(p) == namespace(pod)]
+    if not policies:
+        return None
+    peer = netpolicy.job_peer(pod, ev.get("Namespace", namespace(pod)))
+    dns = netpolicy.dns_peer(ev.get("Namespace", "kube-system"))
+    verdicts = [netpolicy.evaluate(pod, policies, "Egress", peer), netpolicy.evaluate(pod, policies, "Ingress", peer),
+                netpolicy.evaluate(pod, policies, "Egress", dns)]
+    log = logscan.first(ev, pod, [c["name"] for c in containers(pod)], "networkpolicy-blocks-traffic")
+    wanted = [v for v in verdicts if v.blocked and _matters(v, pod, log)]
+    if not wanted:
+        undecided = any(v.result == "unknown" for v in verdicts) and ev.gap("namespaces")
+        return Unknown.from_gap(ev.gap("namespaces")) if undecided and (log or podstate.health(pod) != "healthy") else None
+    if podstate.health(pod) == "healthy" and not log:
+        return None   # the pod works: the CNI may not enforce policies, or the job needs no other pods
+    return _policy_hit(pod, policies, wanted, log)
+
+
+def _policy_hit(pod, policies, wanted, log):
+    names = sorted({n for v in wanted for n in v.policies})
+    by_name = {name(p): p for p in policies}
+    lines = [Line("object", f"networkpolicies/{n}", netpolicy.describe(by_name[n])) for n in names]
+    lines += [log.as_line(name(pod))] if log else []
+    groups = {}
+    for v in wanted:
+        groups.setdefault((v.peer.what, v.result, tuple(v.ports)), []).append(v)
+    msg = "; ".join(_says(g) for g in groups.values()) + "."
+    if log is not None:
+        msg += f" The log shows the failure this causes: {log.line.strip()[:200]}"
+    peers, dns = any(not _is_dns(v) for v in wanted), any(_is_dns(v) for v in wanted)
+    what = " and ".join(x for x, on in (("the job's pods to reach each other on every port", peers),
+                                         ("DNS egress (kube-dns in kube-system, UDP and TCP 53)", dns)) if on)
+    fix = f"Allow {what} in namespace $namespace: add the NetworkPolicy below next to $policies."
+    # critical only when the pod is failing and its log shows the kind of traffic the policy blocks
+    critical = log is not None and _explains(log, wanted) and podstate.health(pod) != "healthy"
+    return Hit(msg[0].upper() + msg[1:], lines, severity="critical" if critical else None,
+               values={"policies": ", ".join(names)}, fix=fix,
+               snippet=netpolicy.allow_snippet(pod, ingress=any(v.direction == "Ingress" for v in wanted),
+                                               egress=any(v.direction == "Egress" and not _is_dns(v) for v in wanted),
+                                               dns=any(_is_dns(v) for v in wanted)),
+               summary=f"NetworkPolicy {', '.join(names)} blocks {', '.join(sorted({_short(v) for v in wanted}))}",
+               next=[f"kubectl get networkpolicy -n {namespace(pod)} -o yaml"])
+
+
+def _is_dns(v) -> bool:
+    return v.peer.namespace == "kube-system" and v.peer.port == 53
+
+
+def _matters(v, pod, log) -> bool:
+    """Peer traffic matters for distributed pods (or when the log shows peer failures); DNS for everyone."""
+    if _is_dns(v):
+        return True
+    return netpolicy.is_distributed(pod) or (log is not None and log.signature.id.startswith("peer-"))
+
+
+def _explains(log, wanted) -> bool:
+    kind = log.signature.id.split("-", 1)[0]
+    dns = any(_is_dns(v) for v in wanted)
+    peers = any(not _is_dns(v) for v in wanted)
+    return {"peer": peers, "dns": dns, "conn": dns or any(v.direction == "Egress" for v in wanted)}.get(kind, False)
+
+
+def _says(group) -> str:
+    """One sentence for verdicts about the same peer: who isolates the pod and what it leaves open."""
+    v, names = group[0], sorted({n for g in group for n in g.policies})
+    who = f"NetworkPolicy {names[0]}" if len(names) == 1 else f"NetworkPolicies {', '.join(names)} together"
+    s = "s" if len(names) == 1 else ""
+    dirs = sorted({g.direction for g in group})
+    way = "traffic to or from" if len(dirs) == 2 else ("egress to" if dirs == ["Egress"] else "ingress from")
+    if v.result == "partial":
+        return (f"{who} allow{s} {way} {v.peer.what} only on {', '.join(sorted(set(v.ports)))}; NCCL and "
+                f"torch.distributed need every port between ranks")
+    deny = sorted({n for g in group for n in g.default_deny})
+    return (f"{who} isolate{s} the pod for {' and '.join(dirs)} and allow{s} no {way} {v.peer.what}"
+            + (f" (default deny: {', '.join(deny)})" if deny else ""))
+
+
+def _short(v) -> str:
+    return ("DNS" if _is_dns(v) else
+            f"{'egress to' if v.direction == 'Egress' else 'ingress from'} the job's pods")

@@ -1,0 +1,1 @@
+"""Scheduling-phase rules: the pod is Pending and unscheduled."""

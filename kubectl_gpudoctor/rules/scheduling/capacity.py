@@ -1,0 +1,158 @@
+"""Scheduling rules about capacity (free GPUs, CPU/memory/pod slots on the GPU nodes) and a scheduler that never acts."""
+from __future__ import annotations
+
+from ...gpu import nodeview
+from ...kube import placement, schedmsg
+from ...kube.objects import condition, is_gpu_resource, meta, spec
+from ...kube.quantity import format_bytes
+from ...kube.timeutil import human_duration, seconds_between
+from .._common import unscheduled
+from ..registry import DEFAULT, GENERIC, Hit, Line, Unknown, rule
+from ._common import scheduler_word, stack_cause, wants_device, with_scale_up
+
+CORE_REASONS = r"^Insufficient (cpu|memory|ephemeral-storage|hugepages-\S+)$|^Too many pods$"
+
+
+def _amount(res, value):
+    if res in ("memory", "ephemeral-storage"):
+        return format_bytes(int(max(value, 0)))
+    return f"{value:g}" if res == "pods" else f"{max(value, 0):.2f}".rstrip("0").rstrip(".")
+
+
+@rule("insufficient-gpu", phase="scheduling", severity="critical", rank=DEFAULT, applies=wants_device,
+      title="Not enough free GPUs on any node",
+      remediation="Wait for GPUs to free up, add GPU nodes (or let the autoscaler add them), or free GPUs held "
+                  "by the pods listed; lower the request if the workload can run on fewer GPUs.",
+      snippet="kubectl get pods -A --field-selector spec.nodeName=$candidate -o wide   # who holds the GPUs")
+def insufficient_gpu(ev):
+    """The scheduler says `Insufficient <gpu resource>` or no node the pod may use has enough free (warning while an autoscaler adds a node).
+
+    A node autoscaler's TriggeredScaleUp or Nominated event for the pod in the last 15 minutes makes it a warning."""
+    said = scheduler_word(ev)
+    claims = [(n, r) for n, r in schedmsg.insufficient_resources(said.parsed) if is_gpu_resource(r)] \
+        if said and said.parsed else []
+    if not ev.readable("nodes"):
+        if not claims:
+            return Unknown.from_gap(ev.gap("nodes"))
+        text = ", ".join(f"{n} node(s) Insufficient {r}" for n, r in claims)
+        return with_scale_up(ev, Hit(f"The scheduler reports {text} (of {said.parsed.total}). The nodes could not "
+                                     f"be read, so this may also mean that no node advertises the resource at all.",
+                                     [said.line], values={"candidate": "<node>"}))
+    views = placement.analyse(ev, ev.pod)
+    if not views:
+        return None  # nothing advertises it: gpu-not-advertised / mig-profile-mismatch / rdma-not-advertised
+    pool = placement.capacity_pool(views)
+    room = [v for v in pool if not placement.shortfall(ev, ev.pod, v.node)]   # free, or big enough when unknown
+    if any(placement.knows_free(ev, v.node) for v in room):
+        return None
+    if room and not claims:
+        gap = ev.gap("pods")
+        return Unknown(gap.needs() if gap else "not checked: the pods on the GPU nodes were not listed")
+    return with_scale_up(ev, _with_stack(ev, _shortage_hit(ev, views, pool, said if claims else None)))
+
+
+def _with_stack(ev, hit):
+    """Name what the GPU nodes' own stack takes away (GPUs marked unhealthy, a broken device plugin)."""
+    cause = stack_cause(ev, nodeview.stack_nodes(ev, ev.pod), order=("unhealthy", "plugin", "operator", "zero"),
+                        lead="The GPU nodes' own stack takes GPUs away too")
+    if cause:
+        hit.message += f" {cause[0]}"
+        hit.evidence += cause[1]
+    return hit
+
+
+def _shortage_hit(ev, views, pool, said):
+    table, short = [], []
+    pool_names = {v.name for v in pool}
+    for res, need in placement.requested(ev.pod).items():
+        rows = placement.gpu_table(ev, res, [v.node for v in views])
+        for r in rows:
+            fails = ", ".join(sorted(next(v for v in views if v.name == r["node"]).fails))
+            r["eligible"] = ("yes" + (f" (also blocked: {fails})" if fails else "")) if r["node"] in pool_names \
+                else f"no ({fails})"
+        table += rows
+        frees = [r["free"] for r in rows if r["node"] in pool_names and r["free"] is not None]
+        if not frees or max(frees) >= need:
+            continue
+        total = sum(max(f, 0) for f in frees)
+        note = f"; {total} are free in total but no single node has {need} (fragmentation)" if total >= need else ""
+        short.append(f"the pod needs {need} {res}, the most free on one eligible node is {max(frees)}{note}")
+    lines = [said.line] if said else []
+    for r in sorted((r for r in table if r["node"] in pool_names), key=lambda r: -(r["free"] or 0))[:3]:
+        held = placement.holders(ev, ev.get("Node", r["node"]), r["resource"])
+        if held:
+            lines.append(Line("node", f"nodes/{r['node']}", f"{r['resource']} held by: {', '.join(held[:8])}"))
+    roomy = [r["node"] for r in table if r["node"] not in pool_names and (r["free"] or 0) > 0]
+    unknown = any(r["free"] is None for r in table if r["node"] in pool_names)
+    msg = "; ".join(short) or (f"the scheduler reports {said.text.split(' preemption:')[0].rstrip('.')}; the pods on "
+                               f"the GPU nodes were not listed, so used/free per node are unknown" if unknown and said
+                               else "the eligible nodes lack free capacity for the pod's device requests")
+    if roomy:
+        msg += f". Nodes with free GPUs the pod may not use: {', '.join(sorted(set(roomy))[:5])} (see table)"
+    best = max((r for r in table if r["node"] in pool_names), key=lambda r: r["free"] or 0, default=None)
+    return Hit(msg[0].upper() + msg[1:] + ".", lines, values={"candidate": best["node"] if best else "<node>"},
+               table=table, summary=f"No node has enough free GPUs ({msg.split(';')[0].split('. ')[0]})")
+
+
+@rule("insufficient-node-resources", phase="scheduling", severity="critical", rank=DEFAULT, applies=wants_device,
+      title="GPU nodes lack the CPU, memory or pod slots the pod requests",
+      remediation="Lower the pod's $res request to what a GPU node can give, or free $res on the nodes listed "
+                  "(allocatable is below capacity: system reservations and DaemonSets take their share).",
+      snippet="kubectl describe node $candidate | sed -n '/Allocatable:/,/Events:/p'")
+def insufficient_node_resources(ev):
+    """Nodes with enough free GPUs for the pod lack its cpu / memory / ephemeral-storage requests or pod slots (`Insufficient memory`)."""
+    said = scheduler_word(ev)
+    core = said.parsed.matching(CORE_REASONS) if said and said.parsed else []
+    if not ev.readable("nodes"):
+        if core and said.parsed.covers_all("insufficient") and not any("/" in t for _, t in core):
+            return Hit(f"The scheduler reports {', '.join(f'{n} node(s) {t}' for n, t in core)} (nodes unreadable).",
+                       [said.line], values={"res": core[0][1].split()[-1], "candidate": "<node>"})
+        return Unknown.from_gap(ev.gap("nodes"))
+    views = placement.analyse(ev, ev.pod)
+    roomy = [v for v in placement.capacity_pool(views) if not placement.shortfall(ev, ev.pod, v.node)]
+    if not roomy:
+        return None   # the GPUs themselves are short: insufficient-gpu
+    shorts = {v.name: placement.core_shortfall(ev, ev.pod, v.node) for v in roomy}
+    if any(s == {} for s in shorts.values()):
+        return None
+    if any(s is None for s in shorts.values()):
+        gap = ev.gap("pods")
+        return Unknown(gap.needs() if gap else "not checked: the pods on the GPU nodes were not listed")
+    parts, lines = [], [said.line] if core else []
+    for node, short in list(shorts.items())[:5]:
+        text = "; ".join(f"{r}: needs {_amount(r, n)}, {_amount(r, f)} free of {_amount(r, a)} allocatable"
+                         for r, (n, f, a) in short.items())
+        parts.append(f"{node} ({text})")
+        lines.append(Line("node", f"nodes/{node}.status.allocatable", text))
+    first = next(iter(next(iter(shorts.values()))))
+    never = all(any(n > a for n, _, a in s.values()) for s in shorts.values())
+    lead = ("No GPU node can ever fit the pod: its request exceeds their allocatable" if never else
+            "The GPU nodes with free GPUs lack other resources the pod requests")
+    return Hit(f"{lead}: {', '.join(parts)}.", lines, values={"res": first, "candidate": roomy[0].name})
+
+
+def _queue_free(ev):
+    s = spec(ev.pod)
+    return unscheduled(ev) and not s.get("schedulingGates") and not s.get("resourceClaims")
+
+
+@rule("no-scheduler-activity", phase="scheduling", severity="critical", rank=GENERIC, applies=_queue_free,
+      title="No scheduler has looked at the pod",
+      remediation="Make sure the scheduler named in spec.schedulerName ($scheduler) is installed and running "
+                  "(a typo there leaves the pod Pending forever), or remove schedulerName to use the default scheduler.",
+      snippet="kubectl get pods -A | grep -i $scheduler\nkubectl get pod $pod -n $namespace -o jsonpath='{.spec.schedulerName}'")
+def no_scheduler_activity(ev):
+    """Pending for minutes with no PodScheduled condition and no FailedScheduling event: no scheduler has acted on it."""
+    if scheduler_word(ev) or condition(ev.pod, "PodScheduled"):
+        return None
+    age = seconds_between(meta(ev.pod).get("creationTimestamp"), ev.now())
+    if age is None or age < 300:
+        return None
+    name = spec(ev.pod).get("schedulerName") or "default-scheduler"
+    custom = name != "default-scheduler"
+    where = ("no scheduler by that name seems to run (is it installed, and spelled right?)" if custom else
+             "kube-scheduler has not processed it (is the control plane's scheduler healthy?)")
+    return Hit(f"The pod has been Pending for {human_duration(age)} and no scheduler has recorded any decision "
+               f"(no PodScheduled condition, no FailedScheduling event). spec.schedulerName is {name}: {where}.",
+               [Line("spec", "spec.schedulerName", name), Line("status", "status.conditions", "no PodScheduled condition")],
+               severity=None if custom else "warning", values={"scheduler": name})

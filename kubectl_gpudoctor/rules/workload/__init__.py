@@ -1,0 +1,1 @@
+"""Workload rules: problems above the pods, when a controller cannot create them."""

@@ -1,0 +1,1 @@
+"""What keeps output safe: untrusted text made inert, secret values kept out."""
