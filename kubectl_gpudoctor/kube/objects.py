@@ -177,13 +177,19 @@ def claim_names(pod: dict) -> List[str]:
             if (v.get("persistentVolumeClaim") or {}).get("claimName")]
 
 
+# ConfigMaps a control-plane controller publishes into every namespace (kube-controller-manager's
+# root-ca-cert-publisher; OpenShift's service-ca operator); the service-account volume of every pod projects them.
+PUBLISHED_CONFIGMAPS = ("kube-root-ca.crt", "openshift-service-ca.crt")
+
+
 def config_references(pod: dict) -> List[dict]:
     """Secrets and ConfigMaps the pod names: {kind, name, key, optional, where}."""
     refs: List[dict] = []
 
     def add(kind, ref_name, where, key=None, optional=False):
         if ref_name:
-            refs.append({"kind": kind, "name": ref_name, "key": key, "optional": bool(optional), "where": where})
+            refs.append({"kind": kind, "name": ref_name, "key": key, "optional": bool(optional), "where": where,
+                         "volume": where.startswith("volume ")})
 
     for init in (True, False):
         for c in containers(pod, init=init):

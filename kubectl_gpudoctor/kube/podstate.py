@@ -223,3 +223,19 @@ def rejected_at_admission(pod: dict) -> bool:
     return st.get("phase") == "Failed" and (st.get("reason") == "UnexpectedAdmissionError"
                                             or (st.get("message") or "").startswith(("Pod was rejected", "Pod Predicate",
                                                                                       "Pod Allocate failed")))
+
+
+# Waiting reasons the kubelet reaches only after the pod's volumes are mounted and its sandbox exists.
+_PAST_VOLUMES = ("ErrImagePull", "ImagePullBackOff", "CreateContainerConfigError", "CreateContainerError",
+                 "RunContainerError", "CrashLoopBackOff", "PodInitializing", "StartError")
+
+
+def past_volume_setup(pod: dict) -> bool:
+    """The kubelet mounted the pod's volumes: a container was created, ran, or waits on a later step."""
+    for _, cs, _ in all_container_states(pod):
+        state = cs.get("state") or {}
+        if cs.get("containerID") or state.get("running") is not None or state.get("terminated") is not None:
+            return True
+        if latest_termination(cs) or waiting(cs).get("reason") in _PAST_VOLUMES:
+            return True
+    return False

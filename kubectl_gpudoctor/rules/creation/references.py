@@ -6,7 +6,7 @@ import re
 from ...kube import podstate
 from ...data import event_signatures as sigs
 from ...data.cuda_driver import split_image
-from ...kube.objects import config_references, name, spec
+from ...kube.objects import PUBLISHED_CONFIGMAPS, config_references, name, spec
 from .._common import creating, current, event_line, first_match, pod_events, scheduled, status_line
 from ..registry import Hit, Line, Unknown, rule
 from ._common import CONFIG, IMAGE, SANDBOX, find
@@ -56,9 +56,12 @@ def missing_config_reference(ev):
     if said:
         return said
     unknown = None
+    mounted = podstate.past_volume_setup(ev.pod)
     for ref in config_references(ev.pod):
         source = "secrets" if ref["kind"] == "Secret" else "configmaps"
-        if ref["optional"]:
+        # A volume's object existed when the kubelet mounted it; a published CA bundle is in every namespace (a
+        # snapshot without it is incomplete): only the kubelet's own complaint (above) convicts those.
+        if ref["optional"] or (ref["volume"] and mounted) or ref["name"] in PUBLISHED_CONFIGMAPS:
             continue
         if ev.is_absent(ref["kind"], ref["name"], ev.target.namespace):
             what = f"{ref['kind']} {ref['name']}" + (f" key {ref['key']}" if ref["key"] else "")
