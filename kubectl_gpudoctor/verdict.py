@@ -122,9 +122,13 @@ def diagnose_pod(ev: Evidence, ignore: Iterable[str] = ()) -> Diagnosis:
     findings, checks = run_rules(ev, ignore)
     cause = root_cause(findings)
     health = podstate.health(pod, ev.now())
+    events = ev.events_for(pod) if ev.pod else []
     if health == "failing" and podstate.is_unscheduled_pending(pod) and scaling_up(ev):
         health = "progressing"   # a node autoscaler is adding a node for it: being served, not stuck
-    status, summary = _status(findings, checks, cause, health, podstate.display_status(pod))
+    elif health == "progressing" and podstate.stuck_starting(pod, events, ev.now()):
+        health = "failing"       # creating for many minutes while the kubelet keeps warning: stuck, not starting
+    status, summary = _status(findings, checks, cause, health, podstate.display_status(pod),
+                              podstate.deciding_word(pod, events))
     nexts = _dedupe([c for f in order_findings(findings, cause) for c in f.next]
                     + pod_next_commands(ev))
     return Diagnosis(
@@ -159,7 +163,7 @@ def diagnose_node(ev: Evidence, ignore: Iterable[str] = ()) -> Diagnosis:
         extra=tables(ev), health=health)
 
 
-def _status(findings, checks, cause, health, shown):
+def _status(findings, checks, cause, health, shown, word=None):
     if cause:
         return "failing", cause.summary
     unknown = [c for c in checks if c.result == "unknown"]
@@ -167,10 +171,13 @@ def _status(findings, checks, cause, health, shown):
     if health == "failing":
         if warnings:  # explained, but only at warning level: the pod still fails
             return "failing", warnings[0].summary
+        # A failing pod stays failing when no rule explains it: name the unexplained phase and quote the newest
+        # word about it, and say what could not be read.
+        said = f"; the newest word ({word[0]}): {word[1][:300]}" if word else ""
         if unknown:
-            return "unknown", (f"{shown}: no rule explains it from what could be read; "
+            return "failing", (f"{shown}: no rule explains it from what could be read{said}; "
                                f"{len(unknown)} check(s) could not run ({unknown[0].reason})")
-        return "failing", f"{shown}: no rule explains this failure; read the evidence and the next commands"
+        return "failing", f"{shown}: no rule explains this failure{said}; read the evidence and the next commands"
     if warnings:
         return "warning", warnings[0].summary
     if health == "progressing":

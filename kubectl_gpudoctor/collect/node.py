@@ -8,7 +8,7 @@ from urllib.parse import quote
 
 from ..gpu import stack as gpustack, nodeview
 from ..kube import podstate, storage
-from ..data import gpu_operator as go
+from ..data import gpu_resources as gr
 from ..evidence import Evidence, Target
 from ..kube.objects import controller_of, name, namespace, spec
 from .api import Api, Request
@@ -145,7 +145,7 @@ def log_requests(ev: Evidence, limit: int, only_broken: bool = False, node: Opti
     if node is None or (known and not gpustack.pods_known(ev, name(node))):
         return []
     unhealthy = any(k8s_cap > k8s_alloc for k8s_cap, k8s_alloc in _gpu_counts(node))
-    silent = not any(nodeview.advertised(node, v) for v in nodeview.gpu_vendors(node) or go.VENDOR_RESOURCES)
+    silent = not any(nodeview.advertised(node, v) for v in nodeview.gpu_vendors(node) or gr.VENDOR_RESOURCES)
     mig = nodeview.mig_state(node)
     mig_busy = bool(mig) and mig[0] != "success"   # the MIG manager's log says why
     reqs: List[Request] = []

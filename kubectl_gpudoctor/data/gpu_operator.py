@@ -70,15 +70,7 @@ NOT_GPU_PLUGINS = (r"(?i)(^|[-_./:])(sriov|sriovdp|sriov-network|rdma|efa|infini
 # Which vendor a device plugin serves (from its names and image) and the resources it advertises.
 VENDOR_HINTS = (("amd", r"amdgpu|amd-gpu|amd-device|rocm"), ("intel", r"intel"), ("nvidia", r"."))
 VENDOR_NAMES = {"nvidia": "NVIDIA", "amd": "AMD", "intel": "Intel"}
-# The vendor a pod's GPU request names (any resource of its domain).
-REQUEST_VENDORS = (("nvidia", r"^nvidia\.com/"), ("amd", r"^amd\.com/"), ("intel", r"^gpu\.intel\.com/"))
-VENDOR_DEFAULT_RESOURCE = {"nvidia": "nvidia.com/gpu", "amd": "amd.com/gpu", "intel": "gpu.intel.com/i915"}
-# Resources that count GPUs (or GPU slices). Intel's GPU plugin advertises one per card as gpu.intel.com/i915 (or
-# gpu.intel.com/xe with the xe kernel driver); gpu.intel.com/i915_monitoring grants monitoring access to all of
-# them, and millicores / memory.max / tiles are GPU Aware Scheduling's shares of the cards, not more GPUs
-# (intel-device-plugins-for-kubernetes cmd/gpu_plugin README, #2305).
-VENDOR_RESOURCES = {"nvidia": r"^nvidia\.com/(gpu|gpu\.shared|mig-.+)$", "amd": r"^amd\.com/gpu$",
-                    "intel": r"^gpu\.intel\.com/(i915|xe)$"}
+# The GPU resource names themselves (which vendor, which count) live in data/gpu_resources.py.
 
 # DRA drivers that publish a vendor's GPUs as ResourceSlice devices instead of an extended resource: NVIDIA's
 # DRA Driver for GPUs (kubernetes-sigs/dra-driver-nvidia-gpu, DeviceClass gpu.nvidia.com; the GPU operator then

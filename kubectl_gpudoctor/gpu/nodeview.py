@@ -5,7 +5,7 @@ import re
 from typing import Dict, List, Optional, Set, Tuple
 
 from ..kube import affinity, podstate
-from ..data import gpu_operator as go
+from ..data import gpu_operator as go, gpu_resources as gr
 from ..evidence import Evidence
 from .stack import component_pods, device_plugin_pods, pods_known, ready_count
 from ..kube.objects import (allocatable, annotations, capacity, container_gpus, containers, gpu_request,
@@ -26,14 +26,14 @@ def labelled_vendors(node: dict) -> Set[str]:
 
 
 def vendor_resources(node: dict, vendor: str) -> List[str]:
-    rx = re.compile(go.VENDOR_RESOURCES[vendor])
+    rx = re.compile(gr.VENDOR_RESOURCES[vendor])
     st = status(node)
     return sorted(r for r in set(st.get("capacity") or {}) | set(st.get("allocatable") or {}) if rx.match(r))
 
 
 def gpu_vendors(node: dict) -> Set[str]:
     """Vendors whose GPUs the node has: labelled, or with a GPU resource in its capacity."""
-    return labelled_vendors(node) | {v for v in go.VENDOR_RESOURCES if any(capacity(node, r) > 0 for r in vendor_resources(node, v))}
+    return labelled_vendors(node) | {v for v in gr.VENDOR_RESOURCES if any(capacity(node, r) > 0 for r in vendor_resources(node, v))}
 
 
 def is_gpu_node(node: Optional[dict]) -> bool:
@@ -42,12 +42,13 @@ def is_gpu_node(node: Optional[dict]) -> bool:
 
 def counts_gpus(res: str) -> bool:
     """The resource counts GPUs or GPU slices (not a share of one: Intel millicores, memory.max, monitoring)."""
-    return any(re.match(rx, res) for rx in go.VENDOR_RESOURCES.values())
+    entry = gr.lookup(res)
+    return bool(entry and entry.counts)
 
 
 def request_vendors(pod: dict) -> Set[str]:
     """The GPU vendors a pod's request names."""
-    return {v for r in gpu_request(pod) for v, rx in go.REQUEST_VENDORS if re.match(rx, r)}
+    return {gr.lookup(r).vendor for r in gpu_request(pod)}
 
 
 # GPU nodes whose own stack is judged for one waiting pod (each costs a pod list and a few log tails live).
@@ -165,7 +166,7 @@ def resource_rows(ev: Evidence, node: dict) -> List[dict]:
     names = sorted(r for r in set(st.get("capacity") or {}) | set(st.get("allocatable") or {}) if _device_resource(r))
     for vendor in gpu_vendors(node):   # a GPU node that advertises nothing still shows its GPU resource, at 0
         if not vendor_resources(node, vendor) and not dra_devices(ev, node, vendor):
-            names.append(go.VENDOR_DEFAULT_RESOURCE[vendor])
+            names.append(gr.VENDOR_DEFAULT_RESOURCE[vendor])
     names.sort(key=lambda r: (not is_gpu_resource(r), not r.startswith("rdma/"), r))
     rows = []
     for res in names:
@@ -234,3 +235,14 @@ def tables(ev: Evidence) -> Dict[str, List[dict]]:
 def driver_upgrade_state(node: dict) -> Optional[str]:
     state = labels(node).get(go.DRIVER_UPGRADE_LABEL) or annotations(node).get(go.DRIVER_UPGRADE_LABEL)
     return state if state not in go.DRIVER_UPGRADE_DONE else None
+
+
+def physical_gpus(node: dict) -> Optional[int]:
+    """The node's physical GPU cards when a label or a sharing plugin's registration says (sharing schemes
+    advertise more units than cards: HAMi's split count, Volcano vGPUs, time-slicing replicas)."""
+    for key in gr.PHYSICAL_GPU_ANNOTATIONS:
+        found = re.findall(gr.GPU_UUID, annotations(node).get(key) or "")
+        if found:
+            return len(found)
+    value = labels(node).get(gr.PHYSICAL_GPU_LABEL)
+    return int(value) if value and value.isdigit() else None

@@ -4,10 +4,10 @@ from __future__ import annotations
 import re
 from typing import Dict, Iterable, List, Optional
 
+from ..data import gpu_resources
 from .quantity import count, parse_quantity
 
-# GPU-class and network-device extended resources (rule catalogue, preamble).
-_GPU_RE = re.compile(r"^(nvidia\.com/(gpu|gpu\.shared|mig-.+)|amd\.com/gpu|gpu\.intel\.com/.+)$")
+# Network-device extended resources (rule catalogue, preamble); GPU-class ones are data/gpu_resources.py.
 # Beyond the catalogue's list: Mellanox/Intel SR-IOV resource prefixes and AWS EFA interfaces.
 _NETDEV_RE = re.compile(r"^(rdma/.+|nvidia\.com/hostdev|openshift\.io/.+|mellanox\.com/.+|"
                         r"intel\.com/\w*sriov\w*|vpc\.amazonaws\.com/efa)$")
@@ -52,7 +52,8 @@ def controller_of(obj: Optional[dict]) -> Optional[dict]:
 # --- resources -----------------------------------------------------------
 
 def is_gpu_resource(res: str) -> bool:
-    return bool(_GPU_RE.match(res))
+    """A GPU-class resource of any vendor or sharing scheme (data/gpu_resources.py)."""
+    return gpu_resources.lookup(res) is not None
 
 
 def is_netdev_resource(res: str) -> bool:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Dict, Iterable, List, Optional, Set
 
+from ..data import gpu_resources
 from . import affinity, storage
 from ..evidence import Evidence
 from .objects import (allocatable, free, gpu_request, is_terminated, labels, meta, name, namespace, netdev_request,
@@ -18,8 +19,9 @@ CORE = ("cpu", "memory", "ephemeral-storage")
 
 
 def requested(pod: dict) -> Dict[str, int]:
-    """Device resources the scheduler must find: GPU-class and network-device resources."""
-    out = dict(gpu_request(pod))
+    """Device resources the scheduler must find on a node: GPU-class and network-device resources (not the shares a
+    scheduler extender tracks off the node, such as HAMi's nvidia.com/gpumem)."""
+    out = {r: n for r, n in gpu_request(pod).items() if gpu_resources.lookup(r).advertised}
     out.update(netdev_request(pod))
     return out
 

@@ -239,3 +239,42 @@ def past_volume_setup(pod: dict) -> bool:
         if latest_termination(cs) or waiting(cs).get("reason") in _PAST_VOLUMES:
             return True
     return False
+
+
+# A scheduled pod still creating its containers (ContainerCreating, Init, PodInitializing) after this long, with
+# the kubelet warning about it, is stuck rather than starting: a multi-GB CUDA image pulls in a few minutes.
+STUCK_AFTER_S = 10 * 60
+_NOT_DECIDING = ("Pulling", "Pulled", "Scheduled", "Created", "Started", "Killing", "SuccessfulAttachVolume")
+
+
+def stuck_starting(pod: dict, events: List[dict], now: Optional[datetime]) -> bool:
+    """A scheduled pod that has not got its containers running for STUCK_AFTER_S while Warnings keep coming."""
+    if now is None or status(pod).get("phase", "Pending") != "Pending" or not is_scheduled(pod):
+        return False
+    since = (condition(pod, "PodScheduled") or {}).get("lastTransitionTime") or meta(pod).get("creationTimestamp")
+    age = seconds_between(since, now)
+    return age is not None and age >= STUCK_AFTER_S and bool(deciding_events(events))
+
+
+def deciding_events(events: List[dict]) -> List[dict]:
+    """The Warning events that say what blocks a pod (oldest first)."""
+    return [e for e in events if e.get("type") == "Warning" and e.get("reason") not in _NOT_DECIDING]
+
+
+def deciding_word(pod: dict, events: List[dict]) -> Optional[Tuple[str, str]]:
+    """(where, text) of the newest thing the cluster said about a pod no rule explains: a container's waiting or
+    termination message, else its newest Warning event, else the PodScheduled condition."""
+    for c, cs, init in all_container_states(pod):
+        for fld, rec in (("state", waiting(cs)), ("lastState", latest_termination(cs))):
+            if rec.get("message"):
+                kind = "initContainer" if init else "container"
+                return (f"{kind} {c.get('name')} {fld}", f"{rec.get('reason') or ''}: {rec['message']}".strip(": "))
+    warned = deciding_events(events)
+    if warned:
+        e = warned[-1]
+        return ("event", f"{e.get('reason')}: {e.get('message') or ''}".strip())
+    cond = condition(pod, "PodScheduled") or {}
+    if cond.get("status") == "False" and cond.get("message"):
+        return ("conditions[PodScheduled]", f"{cond.get('reason')}: {cond['message']}")
+    return None
+

@@ -7,7 +7,8 @@ from typing import List, Optional, Tuple
 
 # kube-scheduler's FitError: "0/N nodes are available: <prefilter msg>." or "<count> <reason>, …." then the
 # PostFilter messages (DRA's "no new claims to deallocate", preemption's "preemption: 0/N nodes are available: …").
-_HEAD = re.compile(r"^(?:Unschedulable:\s*)?(\d+)/(\d+) nodes are available:?\s*(.*)$", re.S)
+# Volcano's scheduler says "0/3 nodes are unavailable: …" with the same items.
+_HEAD = re.compile(r"^(?:Unschedulable:\s*)?(\d+)/(\d+) nodes are (?:un)?available:?\s*(.*)$", re.S | re.I)
 _ITEM = re.compile(r"^(\d+)\s+(.*)$", re.S)
 _POSTFILTER = re.compile(r"no new claims to deallocate|still not schedulable|deallocation of ResourceClaim completed|"
                          r"preemption:", re.I)
@@ -16,11 +17,16 @@ _OLD_HEAD = re.compile(r"^No nodes are available that match all of the (?:follow
 _OLD_ITEM = re.compile(r"^(.*?)\s*\((\d+)\)$")
 _CONTROL_PLANE = r"taint \{node-role\.kubernetes\.io/(control-plane|master):"
 _NO_NODES = re.compile(r"^no nodes available to schedule pods", re.I)
+# GPU-sharing schedulers' own words for "the device request fits no node": Volcano vGPU (each vGPU of a pod on a
+# distinct card: "no enough gpu cards on node X"), HAMi's scheduler ("no available node, all node scores do not
+# meet"; its extender logs "request devices nums cannot exceed the total number of devices on the node").
+DEVICE_SHORTAGE = (r"no enough gpu|not enough gpu|all node scores do not meet|request devices nums cannot exceed|"
+                   r"InsufficientResourceOnSingleGPU|no gpu device fits|insufficient (?:gpu|vgpu|device)")
 
 # Reason families across scheduler versions (kubernetes/kubernetes pkg/scheduler/framework/plugins/*:
 # tainttoleration, nodeaffinity, nodeunschedulable, interpodaffinity, volumebinding, volumezone, dynamicresources).
 FAMILIES = {
-    "insufficient": r"^Insufficient \S+|InsufficientResourceOnSingleGPU",
+    "insufficient": r"^Insufficient \S+|" + DEVICE_SHORTAGE,
     "taint": r"untolerated taint|had taints? .*didn't tolerate|PodToleratesNodeTaints",
     "selector": r"didn't match Pod's node affinity|didn't match node selector|didn't match node affinity|"
                 r"MatchNodeSelector|didn't have the requested labels",
@@ -84,7 +90,7 @@ class SchedulingFailure:
 def parse(message: str) -> Optional[SchedulingFailure]:
     """None when the text is not a scheduler summary at all (e.g. a PreBind error)."""
     text = (message or "").strip()
-    if _NO_NODES.match(text):
+    if _NO_NODES.match(text) or (re.search(DEVICE_SHORTAGE, text, re.I) and not _HEAD.match(text)):
         return SchedulingFailure(free_text=text)
     old = _OLD_HEAD.match(text)
     if old:
@@ -130,6 +136,16 @@ def taints_in(reason: str) -> List[Tuple[str, str]]:
     for body in _TAINT.findall(reason):
         key, _, value = body.partition(":")
         out.append((key.strip(), value.strip()))
+    return out
+
+
+def device_shortage(failure: Optional[SchedulingFailure]) -> List[Tuple[int, str]]:
+    """Reasons in which a GPU-sharing scheduler says the device request fits no node (no resource named)."""
+    if failure is None:
+        return []
+    out = failure.matching(DEVICE_SHORTAGE)
+    if failure.free_text and re.search(DEVICE_SHORTAGE, failure.free_text, re.I):
+        out.append((failure.total, failure.free_text))
     return out
 
 

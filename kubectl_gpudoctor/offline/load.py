@@ -11,6 +11,7 @@ from typing import Dict, Iterator, List, Optional, Tuple
 import yaml
 
 from ..evidence import KNOWN_SOURCES, Evidence, Gap, Target, source_of
+from ..kube import podstate
 from ..kube.timeutil import format_time, parse_time
 
 LOG_SUFFIX, PREVIOUS_SUFFIX = ".log", ".previous.log"
@@ -196,6 +197,8 @@ def _evidence(objects, logs, meta, kind, name, namespace, tail) -> Evidence:
         ev.add_gap(Gap(g.get("source", "?"), g.get("reason", "error"), g.get("detail", ""), g.get("verb", "get")))
     for ref in meta.get("absent") or []:
         ev.absent[ref] = "404 when collected"
+    if ev.pod is not None and podstate.never_ran(ev.pod):
+        ev.sources.add("pods/log")   # no container has run: there is no log to lack
     for src in KNOWN_SOURCES:
         if src not in ev.sources and src not in ev.gaps:
             ev.add_gap(Gap(src, "not-in-bundle", "", "get"))

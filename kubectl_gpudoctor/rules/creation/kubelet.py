@@ -104,10 +104,16 @@ def volume_mount_failed(ev):
     why = best.group("detail") or best.sig.meaning
     helper = re.search(r"Output: ([^\n]+)", best.match.string)   # the mount helper's own words (mount.nfs: …)
     why += f" ({helper.group(1).strip()})" if helper else ""
+    named = _named_config(best.match)
+    if named:   # it exists now (else missing-config-reference): never advise creating it
+        advice = f"{named[0]} {named[1]} exists, do not recreate it; delete the pod if the kubelet's retry does not mount it"
+        why += (f"; {named[0]} {named[1]} exists now, so the kubelet's view lags or the event predates it: the "
+                f"kubelet retries the mount (every ~2 minutes); if the pod stays stuck, delete it so it is recreated")
     lines = best.lines + ([summary.lines[0]] if specific and summary else [])
     return Hit(f"Volume {vol.get('name') or best.group('volume', 'volumes')} ({backing}) cannot be attached or "
                f"mounted on node {spec(ev.pod).get('nodeName')}: {why.strip()}", lines,
-               values={"volume": vol.get("name", "?"), "backing": backing, "advice": best.sig.fix or advice,
+               values={"volume": vol.get("name", "?"), "backing": backing,
+                       "advice": advice if named else (best.sig.fix or advice),
                        "check": check})
 
 
@@ -117,8 +123,8 @@ def _mount_failures(ev):
     warnings = current(ev, [e for e in pod_events(ev, sigs.MOUNT_REASONS) if e.get("type") == "Warning"])
     found = [Found(sigs.by_id(rid), m, [event_line(e)]) for e in reversed(warnings) for rid in _MOUNT_IDS
              for m in [re.search(sigs.by_id(rid).pattern, e.get("message") or "", re.I)] if m]
-    explained = {_pod_volume(ev, f.group("volume")).get("name") for f in found if _missing_config(f.match)}
-    specific = next((f for f in found if f.sig.id in _MOUNT_IDS[:2] and not _missing_config(f.match)), None)
+    explained = {_pod_volume(ev, f.group("volume")).get("name") for f in found if _missing_config(ev, f.match)}
+    specific = next((f for f in found if f.sig.id in _MOUNT_IDS[:2] and not _missing_config(ev, f.match)), None)
     summary = next((f for f in found if f.sig.id in _MOUNT_IDS[2:]
                     and not set(f.group("volumes").split()) <= explained), None)
     return specific, summary
@@ -127,9 +133,17 @@ def _mount_failures(ev):
 _MOUNT_IDS = ("mount-op", "multi-attach", "unmounted", "unmounted-old")
 
 
-def _missing_config(m):
-    """A Secret/ConfigMap that does not exist: missing-config-reference explains it."""
-    return bool(re.search(r'^(?:secret|configmap) "[^"]+" not found', (m.groupdict().get("detail") or "").strip(), re.I))
+def _missing_config(ev, m):
+    """A Secret/ConfigMap that does not exist: missing-config-reference explains it (one that exists now is a
+    kubelet whose view lags, which this rule explains)."""
+    said = _named_config(m)
+    return bool(said) and ev.get(said[0], said[1], ev.target.namespace) is None
+
+
+def _named_config(m):
+    """(kind, name) of the Secret/ConfigMap a mount failure calls not found."""
+    found = re.search(r'^(secret|configmap) "([^"]+)" not found', (m.groupdict().get("detail") or "").strip(), re.I)
+    return ("Secret" if found.group(1).lower() == "secret" else "ConfigMap", found.group(2)) if found else None
 
 
 def _pod_volume(ev, vname):

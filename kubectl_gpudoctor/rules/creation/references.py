@@ -87,19 +87,31 @@ def _config_error(ev):
         wait = podstate.waiting(cs)
         m = re.search(_CONFIG_MSG, wait.get("message") or "", re.I)
         if wait.get("reason") == "CreateContainerConfigError" and m:
-            return _config_hit(m, f"container {c['name']}", [status_line(c["name"], "state", wait)],
+            return _config_hit(ev, m, f"container {c['name']}", [status_line(c["name"], "state", wait)],
                                f"Container {c['name']} cannot be created")
     mounts = current(ev, pod_events(ev, ("FailedMount",)))
     event, m = first_match(mounts, r'MountVolume\.SetUp failed for volume "([^"]+)" : (?:' + _CONFIG_MSG + ")")
-    if event:
-        return _config_hit(m, f"volume {m.group(1)}", [event_line(event)], f"Volume {m.group(1)} cannot be mounted")
+    if event and not exists_now(ev, m):   # one that exists now is volume-mount-failed's (a lagging kubelet)
+        return _config_hit(ev, m, f"volume {m.group(1)}", [event_line(event)], f"Volume {m.group(1)} cannot be mounted")
     return None
 
 
-def _config_hit(m, where, lines, head):
+def exists_now(ev, m) -> bool:
+    """The whole object the kubelet called missing is in the evidence now (a missing key is still missing)."""
+    kind = "Secret" if (m.group("kind") or m.group("kind2") or "").lower() == "secret" else "ConfigMap"
+    return not m.group("key") and ev.get(kind, m.group("name") or m.group("name2"), ev.target.namespace) is not None
+
+
+def _config_hit(ev, m, where, lines, head):
     kind = "Secret" if (m.group("kind") or m.group("kind2") or "").lower() == "secret" else "ConfigMap"
     ref = m.group("name") or m.group("name2")
     what = f"key {m.group('key')} of {kind} {ref}" if m.group("key") else f"{kind} {ref}"
+    if exists_now(ev, m):
+        return Hit(f"{head}: the kubelet reports {what} not found, but it exists now: the kubelet's view lags or the "
+                   f"status is from before it was created.", lines + [Line("object", f"{kind.lower()}s/{ref}", "exists")],
+                   values=_values(kind, ref, where),
+                   fix=f"Do not recreate {kind} {ref}: it exists. The kubelet retries on its next sync; if the container "
+                       f"stays in CreateContainerConfigError, delete the pod so its controller recreates it.")
     return Hit(f"{head}: {what} does not exist.", lines, values=_values(kind, ref, where))
 
 

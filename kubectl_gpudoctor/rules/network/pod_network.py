@@ -100,7 +100,9 @@ def networkpolicy_blocks_traffic(ev):
     dns = netpolicy.dns_peer(ev.get("Namespace", "kube-system"))
     verdicts = [netpolicy.evaluate(pod, policies, "Egress", peer), netpolicy.evaluate(pod, policies, "Ingress", peer),
                 netpolicy.evaluate(pod, policies, "Egress", dns)]
-    log = logscan.first(ev, pod, [c["name"] for c in containers(pod)], "networkpolicy-blocks-traffic")
+    # Init containers too: a download or rendezvous wait in an init container is blocked the same way.
+    names = [c["name"] for c in containers(pod, init=True) + containers(pod)]
+    log = logscan.first(ev, pod, names, "networkpolicy-blocks-traffic")
     wanted = [v for v in verdicts if v.blocked and _matters(v, pod, log)]
     if not wanted:
         undecided = any(v.result == "unknown" for v in verdicts) and ev.gap("namespaces")

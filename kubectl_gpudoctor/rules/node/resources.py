@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from ...gpu import stack as gpustack, nodeview
-from ...data import gpu_operator as go
+from ...data import gpu_operator as go, gpu_resources as gr
 from ...kube.objects import allocatable, capacity, labels, name, namespace, spec, taints
 from ...kube.timeutil import human_duration
 from .._common import event_line
@@ -34,7 +34,7 @@ def allocatable_zero_on(ev, node):
             return dra_unknown(ev, node)
         lab = labels(node)
         why = [f"{k}={lab[k]}" for k in go.GPU_NODE_LABELS[vendor] if k in lab][:3]
-        res = nodeview.vendor_resources(node, vendor) or [go.VENDOR_DEFAULT_RESOURCE[vendor]]
+        res = nodeview.vendor_resources(node, vendor) or [gr.VENDOR_DEFAULT_RESOURCE[vendor]]
         shown = ", ".join(f"{r} {capacity(node, r)}/{allocatable(node, r)}" for r in res)
         basis = f"its labels say so ({', '.join(why)})" if why else "its capacity lists GPUs"
         msg = (f"Node {name(node)} has {go.VENDOR_NAMES[vendor]} GPUs — {basis} — but advertises none as "

@@ -42,6 +42,9 @@ def insufficient_gpu(ev):
     if not views:
         return None  # nothing advertises it: gpu-not-advertised / mig-profile-mismatch / rdma-not-advertised
     pool = placement.capacity_pool(views)
+    shortage = schedmsg.device_shortage(said.parsed) if said else []
+    if shortage and said.parsed.covers_all("insufficient"):
+        return with_scale_up(ev, _sharing_shortage(ev, views, pool, said, shortage))
     room = [v for v in pool if not placement.shortfall(ev, ev.pod, v.node)]   # free, or big enough when unknown
     if any(placement.knows_free(ev, v.node) for v in room):
         return None
@@ -61,8 +64,31 @@ def _with_stack(ev, hit):
     return hit
 
 
+def _sharing_shortage(ev, views, pool, said, shortage):
+    """A GPU-sharing scheduler's own 'fits no node' (Volcano vGPU, HAMi): allocatable counts shares, while each
+    requested vGPU must sit on a distinct physical card, so the scheduler's word outranks free units."""
+    need = max(placement.requested(ev.pod).values(), default=0)
+    cards = {v.name: nodeview.physical_gpus(v.node) for v in pool}
+    known = {n: c for n, c in cards.items() if c is not None}
+    msg = f"The scheduler says the pod's device request fits no node: \"{shortage[0][1]}\""
+    if known and need > max(known.values()):
+        msg += (f". The pod asks for {need} GPU units; its sharing scheme puts each on a different physical card and "
+                f"the largest node has {max(known.values())} cards ({', '.join(f'{n}: {c}' for n, c in known.items())}),"
+                f" so it can never schedule as requested")
+        fix = (f"Request at most {max(known.values())} GPU units per pod (each vGPU of a pod needs its own card), or "
+               f"add nodes with at least {need} GPUs.")
+    else:
+        msg += (". Node allocatable counts shares of GPUs, but the sharing scheduler also needs distinct physical "
+                "cards (and GPU memory) for each requested unit")
+        fix = None
+    table = [r for res in placement.requested(ev.pod) for r in placement.gpu_table(ev, res, [v.node for v in views])]
+    hit = Hit(msg + ".", [said.line], values={"candidate": pool[0].name if pool else "<node>"}, table=table, fix=fix,
+              summary=f"No node fits the pod's GPU request (the scheduler: {shortage[0][1][:80]})")
+    return hit
+
+
 def _shortage_hit(ev, views, pool, said):
-    table, short = [], []
+    table, short, never = [], [], []
     pool_names = {v.name for v in pool}
     for res, need in placement.requested(ev.pod).items():
         rows = placement.gpu_table(ev, res, [v.node for v in views])
@@ -75,6 +101,9 @@ def _shortage_hit(ev, views, pool, said):
         if not frees or max(frees) >= need:
             continue
         total = sum(max(f, 0) for f in frees)
+        biggest = max(r["allocatable"] for r in rows if r["node"] in pool_names)
+        if need > biggest:
+            never.append((res, need, biggest))
         note = f"; {total} are free in total but no single node has {need} (fragmentation)" if total >= need else ""
         short.append(f"the pod needs {need} {res}, the most free on one eligible node is {max(frees)}{note}")
     lines = [said.line] if said else []
@@ -90,7 +119,15 @@ def _shortage_hit(ev, views, pool, said):
     if roomy:
         msg += f". Nodes with free GPUs the pod may not use: {', '.join(sorted(set(roomy))[:5])} (see table)"
     best = max((r for r in table if r["node"] in pool_names), key=lambda r: r["free"] or 0, default=None)
-    return Hit(msg[0].upper() + msg[1:] + ".", lines, values={"candidate": best["node"] if best else "<node>"},
+    values = {"candidate": best["node"] if best else "<node>"}
+    if never:
+        res, need, biggest = never[0]
+        return Hit(f"The pod requests {need} {res} but the largest eligible node has {biggest} allocatable: it can "
+                   f"never schedule, however long it waits ({msg}).", lines, values=values, table=table,
+                   fix=f"Request at most {biggest} {res} per pod (split the work across pods, e.g. a multi-node job), "
+                       f"or add nodes with at least {need} {res}.",
+                   summary=f"The pod requests {need} {res}; no eligible node has more than {biggest}")
+    return Hit(msg[0].upper() + msg[1:] + ".", lines, values=values,
                table=table, summary=f"No node has enough free GPUs ({msg.split(';')[0].split('. ')[0]})")
 
 

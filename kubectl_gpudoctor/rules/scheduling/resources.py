@@ -72,7 +72,8 @@ def gpu_not_advertised(ev):
     if unknown:
         return unknown  # the scheduler's `Insufficient` alone cannot tell "none advertised" from "all full"
     nodes = ev.all("Node")
-    missing = [r for r in gpu_request(ev.pod) if not placement.advertising(nodes, r) and not _mig_explains(nodes, r)]
+    wanted = placement.requested(ev.pod)
+    missing = [r for r in gpu_request(ev.pod) if r in wanted and not placement.advertising(nodes, r) and not _mig_explains(nodes, r)]
     if not missing:
         return None
     res = missing[0]
