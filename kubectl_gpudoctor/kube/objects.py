@@ -97,6 +97,12 @@ def netdev_request(pod: dict) -> Dict[str, int]:
     return {r: int(v) for r, v in pod_requests(pod).items() if is_netdev_resource(r) and v > 0}
 
 
+def asks_accelerator(c: dict) -> bool:
+    """The container asks for an accelerator: a GPU-class resource, or a DRA claim (resources.claims names one of
+    the pod's resourceClaims; GPU DRA drivers hand devices out this way)."""
+    return bool(container_gpus(c) or (c.get("resources") or {}).get("claims"))
+
+
 def container_gpus(c: dict) -> Dict[str, int]:
     return {r: count(v) for r, v in container_resources(c).items() if is_gpu_resource(r) and count(v) > 0}
 

@@ -8,19 +8,20 @@ from typing import Optional
 
 from ...gpu import stack as gpustack
 from ...kube import podstate
+from ...data import gpu_resources
 from ...data.app_context import RUNTIME_NOT_FOUND
 from ...data.signatures_gpu import SIGNATURE_CAUSES
 from ...kube.objects import container_gpus, containers, name, namespace, spec
 from ..registry import Line
 
-NVIDIA_RESOURCE = re.compile(r"^nvidia\.com/(gpu|gpu\.shared|mig-.+)$")
 # Env values that hide every GPU: the NVIDIA container toolkit treats NVIDIA_VISIBLE_DEVICES void/empty as
 # "no GPU, no driver" and none as "driver libraries but no device"; CUDA hides all devices for "" or -1.
 HIDING_ENV = {"NVIDIA_VISIBLE_DEVICES": ("void", "none", ""), "CUDA_VISIBLE_DEVICES": ("", "-1", "none", "nodevfiles")}
 
 
 def nvidia_gpus(c) -> dict:
-    return {r: n for r, n in container_gpus(c).items() if NVIDIA_RESOURCE.match(r)}
+    """The container's requests of NVIDIA GPUs, whole or shared (MIG, time-slicing, HAMi, Volcano vGPU, gpushare)."""
+    return {r: n for r, n in container_gpus(c).items() if gpu_resources.lookup(r).vendor == "nvidia"}
 
 
 def gpu_text(gpus: dict) -> str:

@@ -2,7 +2,7 @@
 driver libraries not injected); rule bodies only, their helpers are _gpu_log, _gpu_visibility, _gpu_advice."""
 from __future__ import annotations
 
-from ...kube.objects import container_gpus, containers
+from ...kube.objects import asks_accelerator, container_gpus, containers
 from .._common import has_terminations
 from ._gpu_advice import driver_ok, node_labels, oom_advice
 from ._gpu_log import AMBIGUOUS, DRIVER_PRESENT, NO_GPU_RULES, crash_hit, crash_match, crashed, quote
@@ -49,7 +49,7 @@ def gpu_not_requested(ev):
     No nvidia-smi: exit 127, or the runtime's StartError `exec: "nvidia-smi": executable file not found in $PATH`."""
     pod = ev.pod
     for c, cs, term, prev in crashed(ev):
-        if container_gpus(c):
+        if asks_accelerator(c):
             continue
         m = crash_match(ev, c["name"], prev, NO_GPU_RULES + ("cuda-driver-too-old",),
                         accept=lambda x: (x.signature.rule in NO_GPU_RULES or x.signature.id == AMBIGUOUS)
