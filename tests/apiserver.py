@@ -61,7 +61,9 @@ MESSAGES = {401: "Unauthorized", 404: "the server could not find the requested r
                  "but may still be processing the request"}
 
 
-RequestRecord = namedtuple("RequestRecord", "method path query accept user_agent status")  # query: dict[str, str]
+# query: dict[str, str]; impersonate_groups: every Impersonate-Group header line (one group each, as client-go sends)
+RequestRecord = namedtuple("RequestRecord", "method path query accept user_agent status impersonate_user impersonate_groups",
+                           defaults=(None, ()))
 
 
 class ApiError(Exception):
@@ -424,7 +426,9 @@ class FakeApiServer:
             code, ctype, body = 500, JSON, _dumps(ApiError(500, f"Internal error occurred: {e!r}").status)
         with self._lock:  # recorded before answering, so a test sees it as soon as its client returns
             self.requests.append(RequestRecord(h.command, url.path, query, h.headers.get("Accept", ""),
-                                               h.headers.get("User-Agent", ""), code))
+                                               h.headers.get("User-Agent", ""), code,
+                                               h.headers.get("Impersonate-User"),
+                                               tuple(h.headers.get_all("Impersonate-Group") or ())))
         h.send_response(code)
         h.send_header("Content-Type", ctype)
         h.send_header("Content-Length", str(len(body)))
