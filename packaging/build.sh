@@ -5,7 +5,8 @@
 #
 #   packaging/build.sh [--out DIR]        default DIR: dist/
 #   PYTHON=/path/to/python packaging/build.sh   the interpreter with the package's requirements and
-#                                               PyInstaller (pip install '.[dist]'); default: python3
+#                                               PyInstaller (pip install '.[dist]'); default: the active
+#                                               venv's, else the checkout's .venv/bin/python, else python3
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -18,7 +19,12 @@ while [ $# -gt 0 ]; do
     *) echo "build.sh: unknown argument: $1" >&2; exit 2 ;;
   esac
 done
-python=${PYTHON:-python3}
+# No activated venv needed: the checkout's own .venv (the README's) is found by path.
+if [ -n "${PYTHON:-}" ]; then python=$PYTHON
+elif [ -n "${VIRTUAL_ENV:-}" ] && [ -x "$VIRTUAL_ENV/bin/python" ]; then python=$VIRTUAL_ENV/bin/python
+elif [ -x "$root/.venv/bin/python" ]; then python=$root/.venv/bin/python
+else python=python3
+fi
 if ! "$python" -c 'import PyInstaller' 2>/dev/null; then
   echo "build.sh: PyInstaller is not installed for $python (pip install '.[dist]')" >&2
   exit 1
@@ -29,7 +35,7 @@ out=$(cd "$out" && pwd)
 work=$(mktemp -d "${TMPDIR:-/tmp}/gpudoctor-build.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 
-echo "build.sh: freezing kubectl-gpudoctor $("$python" "$root/packaging/pack.py" version) for $("$python" "$root/packaging/pack.py" platform)" >&2
+echo "build.sh: freezing kubectl-gpudoctor $("$python" "$root/packaging/pack.py" version) for $("$python" "$root/packaging/pack.py" platform) with $python" >&2
 # --clean: no stale cache between builds; the spec sets onedir, the module includes/excludes and strip.
 "$python" -m PyInstaller --noconfirm --clean --log-level WARN \
   --distpath "$work/dist" --workpath "$work/build" "$root/packaging/kubectl-gpudoctor.spec" >&2

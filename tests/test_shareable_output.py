@@ -99,13 +99,14 @@ def test_scan_summary_marks_where_it_cuts(tmp_path):
     assert "…" in text and full not in text
 
 
-@pytest.mark.parametrize("env,colored", [({"CLICOLOR": "0", "FORCE_COLOR": ""}, False),
-                                         ({"CLICOLOR_FORCE": "1"}, True)])
-def test_clicolor_is_honoured(env, colored):
+def test_clicolor_is_honoured():
+    """CLICOLOR=0 turns color off on a terminal; CLICOLOR_FORCE turns it on in a pipe; --color still wins."""
     from kubectl_gpudoctor.render.style import want_color
-    assert want_color("auto", "text", True, env) is colored
-    if not colored:
-        assert want_color("auto", "text", True, {"CLICOLOR": "1"}) is True
+    assert want_color("auto", "text", True, {"CLICOLOR": "0"}) is False
+    assert want_color("auto", "text", True, {"CLICOLOR": "1"}) is True
+    assert want_color("auto", "text", False, {"CLICOLOR_FORCE": "1"}) is True
+    assert want_color("auto", "text", False, {"CLICOLOR_FORCE": "0"}) is False
+    assert want_color("always", "text", False, {"CLICOLOR": "0"}) is True
 
 
 def test_tables_keep_version_strings():
