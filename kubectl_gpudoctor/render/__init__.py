@@ -7,11 +7,11 @@ from .text import scan_text, to_text
 __all__ = ["to_json", "to_yaml", "to_text", "render"]
 
 
-def render(doc, output: str, color: bool = False, verbose: bool = False) -> str:
+def render(doc, output: str, color: bool = False, verbose: bool = False, width=None) -> str:
     if output == "json":
         return to_json(doc)
     if output == "yaml":
         return to_yaml(doc)
     if type(doc).__name__ == "ScanReport":
         return scan_text(doc, color=color, verbose=verbose)
-    return to_text(doc, color=color, verbose=verbose)
+    return to_text(doc, color=color, verbose=verbose, width=width)

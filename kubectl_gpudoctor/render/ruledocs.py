@@ -1,6 +1,8 @@
 """Generates docs/rules.md from the rule registry (`python -m kubectl_gpudoctor.render.ruledocs > docs/rules.md`)."""
 from __future__ import annotations
 
+from typing import List
+
 from ..rules import PHASES, RULES
 
 _PHASE_TEXT = {
@@ -24,16 +26,29 @@ def generate() -> str:
             continue
         out += [f"## {phase}", "", _PHASE_TEXT[phase], ""]
         for r in rules:
-            out += [f"### {r.id}", "", f"**{r.title}** — {r.severity}; runs for {', '.join(r.targets).lower()}s.", ""]
-            if r.summary:
-                out += [f"Fires when: {r.summary}", ""]
-            if r.needs:
-                out += [f"Needs: {', '.join(r.needs)} (a check whose source is unreadable is reported as unknown).", ""]
-            if r.remediation:
-                out += [f"Fix: {r.remediation}", ""]
-            if r.snippet:
-                out += ["```", r.snippet, "```", ""]
+            out += [f"### {r.id}", ""] + section(r)
     return "\n".join(out).rstrip() + "\n"
+
+
+def section(r) -> List[str]:
+    """A rule's section under its `### id` heading: what it is, when it fires, what it needs, the fix, an example."""
+    out = [f"**{r.title}** — {r.severity}; runs for {', '.join(r.targets).lower()}s.", ""]
+    if r.summary:
+        out += [f"Fires when: {r.summary}", ""]
+    if r.needs:
+        out += [f"Needs: {', '.join(r.needs)} (a check whose source is unreadable is reported as unknown).", ""]
+    if r.remediation:
+        out += [f"Fix: {r.remediation}", ""]
+    if r.snippet:
+        out += ["```", r.snippet, "```", ""]
+    return out
+
+
+def explain(rule_id: str) -> str:
+    """`kubectl gpudoctor rules <id>`: the rule's published section, offline, and where it is published."""
+    r = RULES[rule_id]
+    lines = [f"{r.id} ({r.phase})", ""] + section(r) + [f"Docs: {r.docs}"]
+    return "\n".join(lines) + "\n"
 
 
 if __name__ == "__main__":

@@ -6,7 +6,8 @@ from typing import Mapping, Optional
 
 
 def want_color(mode: str, output: str, isatty: bool, env: Optional[Mapping[str, str]] = None) -> bool:
-    """--color always|never wins; auto honours NO_COLOR, then FORCE_COLOR, then whether stdout is a terminal."""
+    """--color always|never wins; auto honours NO_COLOR, then FORCE_COLOR and CLICOLOR_FORCE, then CLICOLOR=0,
+    then whether stdout is a terminal."""
     env = os.environ if env is None else env
     if output != "text" or mode == "never":
         return False
@@ -14,8 +15,10 @@ def want_color(mode: str, output: str, isatty: bool, env: Optional[Mapping[str, 
         return True
     if env.get("NO_COLOR"):
         return False
-    if env.get("FORCE_COLOR") not in (None, "", "0", "false"):
+    if any(env.get(k) not in (None, "", "0", "false") for k in ("FORCE_COLOR", "CLICOLOR_FORCE")):
         return True
+    if env.get("CLICOLOR") == "0":
+        return False
     return isatty and env.get("TERM") != "dumb"
 
 

@@ -1,17 +1,18 @@
 """The human report: headline, findings with severity words, Fix and snippet, gaps, next commands."""
 from __future__ import annotations
 
-from typing import List
+from typing import List, Optional
 
 from tabulate import tabulate
 
 from ..safety.sanitize import inert
 from .style import Style
+from .wrap import fill
 
 INDENT = "  "
 
 
-def to_text(diag, color: bool = False, verbose: bool = False) -> str:
+def to_text(diag, color: bool = False, verbose: bool = False, width: Optional[int] = None) -> str:
     s = Style(color)
     out: List[str] = []
     t = diag.target
@@ -22,17 +23,17 @@ def to_text(diag, color: bool = False, verbose: bool = False) -> str:
     cause = next((f for f in diag.findings if f.id == diag.root_cause), None)
     if cause:
         out.append(f"Root cause: {s('bold', inert(cause.title, False))} ({cause.id})")
-    out.append(inert(diag.summary, False))
+    out += fill(inert(diag.summary, False), "", width)
     also = [f.id for f in diag.findings if f is not cause and f.severity in ("critical", "warning")]
     if also:
         out.append(f"Contributing: {', '.join(also)}")
     for f in diag.findings:
         out.append("")
-        out += _finding(f, s)
+        out += _finding(f, s, width)
     for key, value in diag.extra.items():
         if isinstance(value, list) and value and isinstance(value[0], dict):
             out += ["", s("bold", _heading(key)), _table(value)]
-    out += _members(diag, s, verbose)
+    out += _members(diag, s, verbose, width)
     out += [""] + _checks(diag, s, verbose)
     if diag.gaps:
         out += ["", s("bold", "Could not read:")]
@@ -43,19 +44,19 @@ def to_text(diag, color: bool = False, verbose: bool = False) -> str:
     return "\n".join(out) + "\n"
 
 
-def _finding(f, s) -> List[str]:
+def _finding(f, s, width: Optional[int] = None) -> List[str]:
     lines = [f"{s(f.severity, '[' + f.severity.upper() + ']')} {s('bold', inert(f.title, False))} ({f.id})"]
-    lines += [INDENT + inert(l, False) for l in f.message.splitlines() if l.strip()]
+    lines += [w for l in f.message.splitlines() if l.strip() for w in fill(inert(l, False), INDENT, width)]
     if f.evidence:
         lines.append(f"{INDENT}Evidence:")
         for e in f.evidence:
             lines.append(f"{INDENT * 2}{e.source:<6} {s('dim', inert(e.ref, False))}")
             if e.text:
-                lines.append(f"{INDENT * 3}{inert(e.text, False)}")
+                lines += fill(inert(e.text, False), INDENT * 3, width)
     if f.table:
         lines += [INDENT + row for row in _table(f.table).splitlines()]
     if f.remediation:
-        lines.append(f"{INDENT}Fix: {inert(f.remediation, False)}")
+        lines += fill(inert(f.remediation, False), f"{INDENT}Fix: ", width, INDENT * 2)
     if f.snippet:
         lines += [INDENT * 3 + s("snippet", inert(l, False)) for l in f.snippet.splitlines()]
     lines.append(f"{INDENT}Docs: {f.docs}")
@@ -65,7 +66,10 @@ def _finding(f, s) -> List[str]:
 def _table(rows: List[dict]) -> str:
     headers = list(rows[0].keys())
     body = [[inert("-" if r.get(h) is None else r.get(h), False) for h in headers] for r in rows]
-    return tabulate(body, headers=[h.upper() for h in headers], tablefmt="plain")
+    # Only columns of numbers align as numbers: a string like CUDA "11.0" or "1.50" prints as written.
+    text_columns = [i for i, h in enumerate(headers)
+                    if any(not isinstance(r.get(h), (int, float, type(None))) for r in rows)]
+    return tabulate(body, headers=[h.upper() for h in headers], tablefmt="plain", disable_numparse=text_columns)
 
 
 def _heading(key: str) -> str:
@@ -97,7 +101,7 @@ def _checks(diag, s, verbose: bool) -> List[str]:
     return out
 
 
-def _members(diag, s, verbose: bool) -> List[str]:
+def _members(diag, s, verbose: bool, width: Optional[int] = None) -> List[str]:
     """A workload's failing pods: the full report of the first pod of each distinct root cause."""
     shown, out = set(), []
     for m in diag.members:
@@ -107,21 +111,26 @@ def _members(diag, s, verbose: bool) -> List[str]:
         same = sum(1 for x in diag.members if x.root_cause == m.root_cause and x.status != "healthy")
         note = f" (and {same - 1} more pod(s) with the same root cause)" if same > 1 else ""
         out += ["", s("bold", f"── pod {m.target['name']}{note} ──")]
-        out += to_text(m, color=s.color, verbose=verbose).rstrip("\n").splitlines()
+        out += to_text(m, color=s.color, verbose=verbose, width=width).rstrip("\n").splitlines()
     return out
 
 
 def scan_text(report, color: bool = False, verbose: bool = False) -> str:
+    from ..report import scan_rows, target_ref
     s = Style(color)
-    failing = [d for d in report.items if d.status != "healthy"]
-    word = "failing" if int(report.exit_code) else ("warning" if failing else "healthy")
-    out = [f"{s(word, word.upper())}  {inert(report.scope, False)}: {report.gpu_pods} GPU pod(s), "
-           f"{len(failing)} not healthy"]
+    pods = [d for d in report.items if d.target["kind"] == "Pod"]
+    workloads = len(report.items) - len(pods)
+    out = [f"{s(report.status, report.status.upper())}  {inert(report.scope, False)}: {report.gpu_pods} GPU pod(s), "
+           f"{sum(1 for d in pods if d.status != 'healthy')} not healthy"
+           + (f"; {workloads} GPU workload(s) whose pods are missing, refused or failed" if workloads else "")]
     if report.items:
-        from ..report import pod_rows
-        out += ["", _table(pod_rows(report.items))]
+        out += ["", _table(scan_rows(report.items))]
         out += ["", s("bold", "By root cause:")]
         out += [f"{INDENT}{cause:<32} {n}" for cause, n in report.by_root_cause.items()]
         out += ["", s("bold", "Next:")]
-        out += [f"{INDENT}kubectl gpudoctor {d.target['name']} -n {d.target['namespace']}" for d in report.items[:10]]
+        out += [f"{INDENT}kubectl gpudoctor {inert(target_ref(d), False)} -n {d.target['namespace']}" for d in report.items[:10]]
+    if report.gaps:
+        out += ["", s("bold", "Could not read:")]
+        out += [f"{INDENT}{g['source']}: {g['reason']}" + (f" — {inert(g['detail'], False)}" if g.get("detail") else "")
+                for g in report.gaps]
     return "\n".join(out) + "\n"

@@ -4,9 +4,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
+from .. import __version__
 from ..evidence import Gap, Line  # noqa: F401  (Line is part of a rule's vocabulary)
 
 from .order import PHASES, RULE_ORDER
+
+REPOSITORY = "https://github.com/gpudoctor/kubectl-gpudoctor"
+DOCS_PAGE = f"{REPOSITORY}/blob/v{__version__}/docs/rules.md"
 
 SEVERITIES = ("critical", "warning", "info")
 
@@ -57,7 +61,9 @@ class Rule:
 
     @property
     def docs(self) -> str:
-        return f"docs/rules.md#{self.id}"
+        """The rule's section of the published docs/rules.md, at the tag of this version (krew and pip users have
+        no checkout; `kubectl gpudoctor rules <id>` prints the same section offline)."""
+        return f"{DOCS_PAGE}#{self.id}"
 
     @property
     def summary(self) -> str:
