@@ -32,6 +32,14 @@ def _common(f):
         click.option("--tail", type=click.IntRange(1, 10000), default=None, help="Log lines read per container. Default 80."),
         click.option("--ignore", metavar="ID", multiple=True, help="Skip a rule (repeatable)."),
         click.option("-v", "--verbose", is_flag=True, default=False, help="Show passed and not-applicable checks too."),
+        # kubectl's global connection flags; impersonation changes who reads, never what is done (GET/LIST only)
+        click.option("--as", "as_user", metavar="USER", help="Username to impersonate for the reads."),
+        click.option("--as-group", "as_groups", metavar="GROUP", multiple=True, help="Group to impersonate (repeatable; needs --as)."),
+        click.option("--token", metavar="TOKEN", help="Bearer token for the API server (beats the kubeconfig user's)."),
+        click.option("-s", "--server", metavar="URL", help="The API server's address (beats the kubeconfig's; works without one)."),
+        click.option("--certificate-authority", "ca_file", metavar="PATH", help="CA certificate file for the API server."),
+        click.option("--insecure-skip-tls-verify", "insecure", is_flag=True, default=False,
+                      help="Do not verify the API server's certificate (insecure)."),
     ]
     for opt in reversed(opts):
         f = opt(f)
@@ -39,13 +47,19 @@ def _common(f):
 
 
 class DefaultGroup(click.Group):
-    """`kubectl gpudoctor <pod>` means `kubectl gpudoctor pod <pod>`."""
+    """`kubectl gpudoctor <pod>` means `kubectl gpudoctor pod <pod>`; kubectl's target forms (po/x, deploy x, cj/x,
+    node/x) pick their command; a kind that is not diagnosed (svc/x) is a usage error."""
 
     def resolve_command(self, ctx, args):
         if args and args[0] not in self.commands and not args[0].startswith("-"):
-            from .kube.workloads import parse_ref
-            if parse_ref(args[0]):   # deploy/x, sts/x, job/x, ds/x, rs/x
-                return "workload", self.commands["workload"], args
+            from .targets import TargetError, resolve
+            try:
+                found = resolve(args)
+            except TargetError as exc:
+                raise click.UsageError(str(exc))
+            if found:
+                command, target, rest = found
+                return command, self.commands[command], [target] + rest
             return "pod", self.commands["pod"], args
         return super().resolve_command(ctx, args)
 
@@ -65,11 +79,12 @@ def main_group(ctx, **flags):
 
     \b
       kubectl gpudoctor <pod> [-n NS]       diagnose a pod
-      kubectl gpudoctor deploy/<name>       a workload's pods (sts/, ds/, rs/, job/ too)
+      kubectl gpudoctor deploy/<name>       a workload's pods (sts/, ds/, rs/, job/, cj/ too)
       kubectl gpudoctor scan [-n NS | -A]   every unhealthy GPU pod, grouped by root cause
       kubectl gpudoctor node <node>         can this node run GPU pods?
-      kubectl gpudoctor rules               the rule catalogue
-      kubectl gpudoctor --from DIR          diagnose a saved bundle (no cluster)
+      kubectl gpudoctor rules [ID]          the rule catalogue, or one rule explained
+      kubectl gpudoctor bundle <pod|kind/name> -f out.tgz   collect the evidence to share
+      kubectl gpudoctor --from DIR          diagnose a saved bundle (no cluster; - reads stdin)
 
     Exit codes: 0 no critical finding, 1 problem diagnosed, 2 usage error or bad input,
     3 could not diagnose (cluster unreachable, unauthorized, timeout), 130 interrupted.
@@ -77,7 +92,7 @@ def main_group(ctx, **flags):
     ctx.obj = flags
     if ctx.invoked_subcommand is None:
         if flags.get("source"):
-            ctx.exit(_diagnose(ctx, "pod", None, flags))
+            ctx.exit(_diagnose(ctx, "saved", None, flags))
         click.echo(ctx.get_help())
 
 
@@ -110,11 +125,11 @@ def node(ctx, node_name, **flags):
 @_common
 @click.pass_context
 def workload(ctx, ref, **flags):
-    """Diagnose a workload's pods: deploy/x, sts/x, ds/x, rs/x, job/x (and why pods are not even created)."""
+    """Diagnose a workload's pods: deploy/x, sts/x, ds/x, rs/x, job/x, cj/x (and why pods are not even created)."""
     from .kube.workloads import parse_ref
     parsed = parse_ref(ref)
     if not parsed:
-        raise click.UsageError(f"{ref}: expected KIND/NAME with KIND one of deploy, sts, ds, rs, job")
+        raise click.UsageError(f"{ref}: expected KIND/NAME with KIND one of deploy, sts, ds, rs, job, cronjob")
     ctx.exit(_diagnose(ctx, "workload", parsed, _merge(ctx, flags)))
 
 
@@ -127,28 +142,49 @@ def scan(ctx, **flags):
 
 
 @main_group.command(context_settings=CONTEXT)
-@click.argument("pod_name", metavar="POD")
+@click.argument("target", metavar="POD | KIND/NAME", nargs=-1, required=True)
 @click.option("-f", "--file", "dest", required=True, metavar="PATH", help="Write here: out.tgz, or a directory.")
 @_common
 @click.pass_context
-def bundle(ctx, pod_name, dest, **flags):
-    """Collect a pod's evidence into a bundle to share (Secrets as metadata only; diagnose it with --from)."""
+def bundle(ctx, target, dest, **flags):
+    """Collect a pod's or workload's evidence into a bundle to share (Secrets as metadata only; diagnose it with
+    --from, which gives the same verdict)."""
     from .offline import bundle as bundle_writer
-    from .runner import pod_evidence
+    from .runner import bundle_evidence
+    from .targets import TargetError, resolve
 
-    ev = pod_evidence(_options(_merge(ctx, flags)), pod_name)
+    merged = _merge(ctx, flags)
+    if merged.get("output") not in (None, "text"):
+        raise click.UsageError(f"bundle writes files, not a report: -o {merged['output']} does not apply "
+                               f"(diagnose the bundle with: kubectl gpudoctor --from PATH -o {merged['output']})")
+    try:
+        found = resolve(list(target)) or ("pod", target[0], list(target[1:]))
+    except TargetError as exc:
+        raise click.UsageError(str(exc))
+    if found[2] or found[0] == "node":
+        raise click.UsageError(f"bundle takes one pod or workload (KIND/NAME), not {' '.join(target)}")
+    ev = bundle_evidence(_options(merged), found[0], found[1])
     path = bundle_writer.write(ev, dest)
     click.echo(f"wrote {path} ({len(ev.logs)} logs, {sum(len(v) for v in ev.objects.values())} objects, "
                f"{len(ev.gaps)} gaps); diagnose it with: kubectl gpudoctor --from {path}", err=True)
 
 
 @main_group.command(context_settings=CONTEXT)
+@click.argument("rule_id", metavar="[ID]", required=False)
 @click.option("-o", "--output", type=click.Choice(OUTPUTS), default=None, help="Output format.")
 @click.pass_context
-def rules(ctx, output):
-    """List the rule catalogue (id, phase, severity, title)."""
+def rules(ctx, rule_id, output):
+    """List the rule catalogue (id, phase, severity, title); with an ID, explain that rule: when it fires, the fix,
+    an example (the text of its published docs page)."""
     from .runner import rule_rows
     output = output or (ctx.obj or {}).get("output") or "text"
+    if rule_id:
+        from .render.ruledocs import explain
+        from .rules import RULES
+        if rule_id not in RULES:
+            raise click.UsageError(f"{rule_id}: no such rule (see `kubectl gpudoctor rules`)")
+        click.echo(explain(rule_id), nl=False)
+        return
     rows = rule_rows()
     if output == "text":
         from tabulate import tabulate
@@ -157,6 +193,21 @@ def rules(ctx, output):
         from .render import structured
         doc = {"apiVersion": "gpudoctor/v1", "kind": "RuleList", "items": rows}
         click.echo(structured.to_json(doc) if output == "json" else structured.to_yaml(doc), nl=False)
+
+
+@main_group.command(name="help", context_settings=CONTEXT)
+@click.argument("command", required=False)
+@click.pass_context
+def help_(ctx, command):
+    """Show help for the plugin or for one command (same as `<command> --help`)."""
+    group = ctx.parent.command
+    sub = group.get_command(ctx.parent, command) if command else None
+    if command and sub is None:
+        raise click.UsageError(f"no such command: {command}")
+    if sub is None:
+        click.echo(ctx.parent.get_help())
+    else:
+        click.echo(sub.get_help(click.Context(sub, info_name=command, parent=ctx.parent)))
 
 
 @main_group.command(context_settings=CONTEXT)
@@ -191,7 +242,9 @@ def _options(flags: dict):
         raise click.UsageError(f"--request-timeout: {exc}")
     conn = ConnOptions(kubeconfig=flags.get("kubeconfig"), context=flags.get("context"), cluster=flags.get("cluster"),
                        user=flags.get("user"), namespace=flags.get("namespace"), request_timeout=timeout or None,
-                       all_namespaces=bool(flags.get("all_namespaces")))
+                       all_namespaces=bool(flags.get("all_namespaces")), as_user=flags.get("as_user"),
+                       as_groups=tuple(flags.get("as_groups") or ()), token=flags.get("token"),
+                       server=flags.get("server"), ca_file=flags.get("ca_file"), insecure=bool(flags.get("insecure")))
     return Options(conn=conn, output=flags.get("output") or "text", color=flags.get("color") or "auto",
                    source=flags.get("source"), tail=flags.get("tail") or 80, ignore=tuple(flags.get("ignore") or ()),
                    verbose=bool(flags.get("verbose")))
@@ -203,6 +256,8 @@ def _diagnose(ctx, what: str, target, flags) -> int:
     from .render.style import want_color
 
     opts = _options(flags)
+    if what == "saved":   # --from without a target: what the bundle was made for
+        what, target = runner.saved_target(opts)
     if what == "pod":
         diag = runner.pod_diagnosis(opts, target)
     elif what == "node":
@@ -211,18 +266,22 @@ def _diagnose(ctx, what: str, target, flags) -> int:
         diag = runner.workload_diagnosis(opts, *target)
     else:
         diag = runner.scan(opts, bool(flags.get("all_namespaces")))
+    from .render.wrap import terminal_width
     color = want_color(opts.color, opts.output, sys.stdout.isatty())
     if color:
         import colorama
         colorama.just_fix_windows_console()
-    click.echo(render(diag, opts.output, color=color, verbose=opts.verbose), nl=False, color=color)
+    width = terminal_width(sys.stdout.isatty())
+    click.echo(render(diag, opts.output, color=color, verbose=opts.verbose, width=width), nl=False, color=color)
     return int(diag.exit_code)
 
 
 def main(argv=None) -> None:
     """Entry point: one line on stderr and the contract's exit code for every failure, never a traceback."""
+    from .targets import split_short_equals
     try:
-        code = main_group.main(args=argv, prog_name="kubectl gpudoctor", standalone_mode=False)
+        args = split_short_equals(sys.argv[1:] if argv is None else argv)
+        code = main_group.main(args=args, prog_name="kubectl gpudoctor", standalone_mode=False)
     except click.exceptions.Exit as exc:
         code = exc.exit_code
     except click.UsageError as exc:

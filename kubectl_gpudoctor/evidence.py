@@ -109,6 +109,23 @@ class Evidence:
         """The same evidence seen from another target (a workload's or a scan's pods share one snapshot)."""
         return replace(self, target=target)
 
+    def merged(self, others: Iterable["Evidence"]) -> "Evidence":
+        """One snapshot of this evidence and others' (a workload's and its pods'), for a bundle: objects, logs,
+        sources, gaps and absences together; the nodes whose pods were listed, joined."""
+        out = replace(self, objects={k: list(v) for k, v in self.objects.items()}, logs=dict(self.logs),
+                      absent=dict(self.absent), gaps=dict(self.gaps), sources=set(self.sources),
+                      pod_nodes=set(self.pod_nodes or ()))
+        for ev in others:
+            for kind, objs in ev.objects.items():
+                out.add_all(objs, kind)
+            out.logs.update(ev.logs)
+            out.absent.update(ev.absent)
+            out.sources |= ev.sources
+            for gap in ev.gaps.values():
+                out.add_gap(gap)
+            out.pod_nodes |= set(ev.pod_nodes or ())
+        return out
+
     def mark_read(self, source: str) -> None:
         self.sources.add(source)
 
@@ -245,3 +262,15 @@ def _timestamps(obj, depth: int = 0):
     elif isinstance(obj, list):
         for item in obj:
             yield from _timestamps(item, depth + 1)
+
+
+@dataclass
+class ScanEvidence:
+    """What a scan gathered: the unhealthy GPU pods' evidence, how many GPU pods the scope holds, and the GPU
+    workloads whose pods are missing or refused (each as its own evidence and its unhealthy pods')."""
+    pods: List[Evidence]
+    gpu_pods: int
+    scope: str
+    collected_at: Optional[str] = None
+    workloads: List[Tuple[Evidence, List[Evidence]]] = field(default_factory=list)
+    gaps: List[Gap] = field(default_factory=list)

@@ -83,15 +83,35 @@ class Diagnosis:
         return doc
 
 
+SUMMARY_COLUMN = 100   # characters of a summary shown in a table row; the document keeps it whole
+
+
 def pod_rows(diagnoses: Iterable[Diagnosis]) -> List[dict]:
     return [{"namespace": d.target["namespace"], "pod": d.target["name"], "node": d.target.get("node"),
-             "status": d.status, "phase": d.phase, "rootCause": d.root_cause, "summary": d.summary[:100]}
+             "status": d.status, "phase": d.phase, "rootCause": d.root_cause, "summary": cut(d.summary)}
             for d in diagnoses]
+
+
+def scan_rows(diagnoses: Iterable[Diagnosis]) -> List[dict]:
+    """A scan's table: pods by name, workloads as kind/name (what `kubectl gpudoctor` takes next)."""
+    return [{"namespace": d.target["namespace"], "name": target_ref(d), "node": d.target.get("node"),
+             "status": d.status, "phase": d.phase, "rootCause": d.root_cause, "summary": cut(d.summary)}
+            for d in diagnoses]
+
+
+def target_ref(d: Diagnosis) -> str:
+    return d.target["name"] if d.target["kind"] in ("Pod", "Node") else f"{d.target['kind'].lower()}/{d.target['name']}"
+
+
+def cut(text: str, width: int = SUMMARY_COLUMN) -> str:
+    """The text, or its first characters and … where it is cut."""
+    return text if len(text) <= width else text[:width - 1].rstrip() + "…"
 
 
 @dataclass
 class ScanReport:
-    """Every unhealthy GPU pod of a namespace (or the cluster), grouped by root cause."""
+    """Every unhealthy GPU pod of a namespace (or the cluster), and its GPU workloads whose pods are missing or
+    refused, grouped by root cause."""
     scope: str
     items: List[Diagnosis]
     gpu_pods: int
@@ -107,7 +127,15 @@ class ScanReport:
     def exit_code(self) -> Exit:
         return Exit.PROBLEM if any(d.exit_code == Exit.PROBLEM for d in self.items) else Exit.OK
 
+    @property
+    def status(self) -> str:
+        """failing (something diagnosed), warning (something not healthy), else healthy."""
+        if self.exit_code == Exit.PROBLEM:
+            return "failing"
+        return "warning" if any(d.status != "healthy" for d in self.items) else "healthy"
+
     def to_dict(self) -> dict:
-        return {"apiVersion": API_VERSION, "kind": "ScanReport", "scope": self.scope, "gpuPods": self.gpu_pods,
+        return {"apiVersion": API_VERSION, "kind": "ScanReport", "status": self.status, "scope": self.scope,
+                "gpuPods": self.gpu_pods,
                 "items": [d.to_dict() for d in self.items], "byRootCause": self.by_root_cause,
                 "gaps": self.gaps, "collectedAt": self.collected_at}

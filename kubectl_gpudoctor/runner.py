@@ -33,6 +33,34 @@ def pod_evidence(opts: Options, pod_name: Optional[str]):
     return collect_pod(opts.conn, pod_name, opts.tail)
 
 
+def bundle_evidence(opts: Options, command: str, target: str):
+    """What `bundle` writes: a pod's evidence, or a workload's merged with its unhealthy pods' evidence (so that
+    --from gives the workload verdict the live command gave)."""
+    if command == "pod":
+        return pod_evidence(opts, target)
+    from .kube.workloads import parse_ref
+    alias, name = parse_ref(target)
+    if opts.source:
+        from .offline.podsets import collect_workload
+        wev, pod_evs = collect_workload(opts.source, opts.conn.namespace, alias, name, opts.tail)
+    else:
+        from .collect.podsets import collect_workload
+        wev, pod_evs = collect_workload(opts.conn, alias, name, opts.tail)
+    return wev.merged(pod_evs)
+
+
+def saved_target(opts: Options) -> Tuple[str, object]:
+    """("pod"|"node"|"workload", target) for `--from PATH` without a target: what the bundle was made for."""
+    from .kube.workloads import KINDS
+    from .offline.load import saved_target as saved
+    t = saved(opts.source)
+    kind = (t or {}).get("kind")
+    if kind == "Node":
+        return "node", None
+    alias = next((a for a, k in KINDS.items() if k.kind == kind), None)
+    return ("workload", (alias, None)) if alias else ("pod", None)
+
+
 def node_diagnosis(opts: Options, node_name: Optional[str]):
     from . import verdict
     if opts.source:
@@ -57,17 +85,21 @@ def workload_diagnosis(opts: Options, alias: str, wl_name: str):
 
 
 def scan(opts: Options, all_namespaces: bool):
-    """Every unhealthy GPU pod of the namespace (or cluster), diagnosed and grouped by root cause."""
+    """Every unhealthy GPU pod of the namespace (or cluster) and every GPU workload whose pods are missing or
+    refused, diagnosed and grouped by root cause."""
     from . import verdict
     from .report import ScanReport
     if opts.source:
         from .offline.podsets import scan_pods
-        evs, count, scope, when = scan_pods(opts.source, opts.conn.namespace, all_namespaces, opts.tail)
+        found = scan_pods(opts.source, opts.conn.namespace, all_namespaces, opts.tail)
     else:
         from .collect.podsets import scan_pods
-        evs, count, scope, when = scan_pods(opts.conn, all_namespaces, opts.tail)
-    items = [verdict.diagnose_pod(e, opts.ignore) for e in evs]
-    return ScanReport(scope=scope, items=items, gpu_pods=count, collected_at=when)
+        found = scan_pods(opts.conn, all_namespaces, opts.tail)
+    pods = [verdict.diagnose_pod(e, opts.ignore) for e in found.pods]
+    wls = [verdict.diagnose_workload(wev, [verdict.diagnose_pod(e, opts.ignore) for e in evs], opts.ignore)
+           for wev, evs in found.workloads]
+    return ScanReport(scope=found.scope, items=verdict.scan_items(pods, wls), gpu_pods=found.gpu_pods,
+                      collected_at=found.collected_at, gaps=[g.to_dict() for g in found.gaps])
 
 
 def classify(exc: BaseException) -> Optional[Tuple[Exit, str]]:

@@ -209,6 +209,8 @@ def diagnose_workload(wev: Evidence, pods: List[Diagnosis], ignore: Iterable[str
     failing = [d for d in pods if d.exit_code == Exit.PROBLEM]
     total = len(wev.all("Pod"))
     causes = Counter(d.root_cause for d in failing if d.root_cause)
+    if cause and RULES[cause.id].fallback and causes:
+        cause = None   # a failed Job whose failed pods are still there: their own root cause says more
     if cause:
         status, rc, summary = "failing", cause.id, cause.summary
     elif failing:
@@ -230,3 +232,11 @@ def diagnose_workload(wev: Evidence, pods: List[Diagnosis], ignore: Iterable[str
         findings=order_findings(findings, cause), checks=checks, gaps=[g.to_dict() for g in wev.gaps.values()],
         next_commands=list(dict.fromkeys(nexts)), collected_at=format_time(wev.now()),
         extra={"pods": pod_rows(pods)}, health="failing" if status == "failing" else "healthy", members=pods)
+
+
+def scan_items(pods: List[Diagnosis], wls: List[Diagnosis]) -> List[Diagnosis]:
+    """A scan's items: the pods, then the workloads whose trouble their pods do not already show (pods refused
+    at creation or missing, a failed Job with no pod left)."""
+    own = [d for d in wls if d.status in ("failing", "unknown")
+           and (any(f.id == d.root_cause for f in d.findings) or not d.members)]
+    return pods + own

@@ -12,8 +12,9 @@ The archive `kubectl-gpudoctor_<version>_<os>_<arch>.tar.gz` (`.zip` on Windows)
 
 Only regular files and directories go in: krew's extractor rejects any other tar entry type (symlinks,
 hard links) and any name containing "..". Symlinks in the build are dereferenced while staging, and the
-build fails if one remains. The archive is reproducible for a given build (sorted entries, fixed mtime,
-uid/gid 0). Writes `<archive>.sha256`, `plugin.yaml` (the manifest with this archive's checksum, for
+build fails if one remains. Packing one frozen tree twice gives the same archive (sorted entries, fixed
+mtime, uid/gid 0); freezing is not reproducible, so a rebuild of the same commit has another sha256.
+Writes `<archive>.sha256`, `plugin.yaml` (the manifest with this archive's checksum, for
 `kubectl krew install --manifest=OUTDIR/plugin.yaml --archive=OUTDIR/<archive>`) and `build-info.json` (what
 was built from which sources), and prints the sha256.
 """

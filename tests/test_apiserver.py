@@ -505,8 +505,9 @@ def test_requests_are_recorded_with_query_accept_agent_and_status(srv):
     call(srv, "/api/v1/pods", fieldSelector="spec.nodeName=gpu-node-1", limit="50")
     call(srv, "/api/v1/namespaces/ml/pods/nope", token="bad")
     first, second = srv.requests[-2:]
-    assert first == ("GET", "/api/v1/pods", {"fieldSelector": "spec.nodeName=gpu-node-1", "limit": "50"},
-                     "application/json", "pytest-client", 200)
+    assert first[:6] == ("GET", "/api/v1/pods", {"fieldSelector": "spec.nodeName=gpu-node-1", "limit": "50"},
+                         "application/json", "pytest-client", 200)
+    assert (first.impersonate_user, first.impersonate_groups) == (None, ())
     assert (second.path, second.status) == ("/api/v1/namespaces/ml/pods/nope", 401)
     srv.reset_requests()
     assert srv.requests == []

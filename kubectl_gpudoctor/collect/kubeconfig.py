@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from typing import List, Optional
+from typing import List, Optional, Tuple
 
 import yaml
 
@@ -25,6 +25,14 @@ class ConnOptions:
     namespace: Optional[str] = None
     request_timeout: float = 10.0
     all_namespaces: bool = False     # -A: find a pod by name in whatever namespace holds it
+    # kubectl's global flags over the kubeconfig: --as/--as-group, --token, --server, --certificate-authority,
+    # --insecure-skip-tls-verify
+    as_user: Optional[str] = None
+    as_groups: Tuple[str, ...] = ()
+    token: Optional[str] = None
+    server: Optional[str] = None
+    ca_file: Optional[str] = None
+    insecure: bool = False
 
 
 @dataclass
@@ -51,9 +59,10 @@ def kubeconfig_paths(opts: ConnOptions, env=None) -> List[str]:
 
 
 def connect(opts: ConnOptions) -> Connection:
-    from kubernetes.client import ApiClient, Configuration
+    from kubernetes.client import Configuration
     from kubernetes.config.config_exception import ConfigException
 
+    _check_flags(opts)
     paths = kubeconfig_paths(opts)
     cfg = type.__call__(Configuration)
     try:
@@ -61,6 +70,8 @@ def connect(opts: ConnOptions) -> Connection:
             context, namespace = _load_from_files(paths, opts, cfg)
         elif os.environ.get("KUBERNETES_SERVICE_HOST"):
             context, namespace = _load_in_cluster(cfg)
+        elif opts.server:   # kubectl --server URL [--token …] works with no kubeconfig at all
+            context, namespace = "(flags)", None
         else:
             raise NoConfiguration("no kubeconfig found (~/.kube/config, KUBECONFIG or --kubeconfig) "
                                   "and not running inside a cluster")
@@ -69,7 +80,63 @@ def connect(opts: ConnOptions) -> Connection:
     except (yaml.YAMLError, OSError, UnicodeDecodeError, TypeError, AttributeError, KeyError) as exc:
         raise KubeconfigError(f"invalid kubeconfig: {_one_line(exc)}") from None
     cfg.retries = False             # an unreachable server should fail fast, as kubectl does
-    return Connection(ApiClient(configuration=cfg), opts.namespace or namespace or "default", cfg.host, context)
+    _apply_flags(opts, cfg)
+    client = _client(cfg)
+    client.impersonate(opts.as_user, opts.as_groups)
+    return Connection(client, opts.namespace or namespace or "default", cfg.host, context)
+
+
+def _check_flags(opts: ConnOptions) -> None:
+    """kubectl's own refusals for contradictory connection flags (client-go wording)."""
+    if opts.as_groups and not opts.as_user:
+        raise KubeconfigError("--as-group needs --as: requesting groups without impersonating a user is not allowed")
+    if opts.insecure and opts.ca_file:
+        raise KubeconfigError("specifying a root certificates file with the insecure flag is not allowed")
+    if opts.ca_file and not os.path.isfile(os.path.expanduser(opts.ca_file)):
+        raise KubeconfigError(f"--certificate-authority {opts.ca_file}: no such file")
+
+
+def _apply_flags(opts: ConnOptions, cfg) -> None:
+    """Command-line connection flags beat the kubeconfig, as with kubectl."""
+    if opts.server:
+        cfg.host = opts.server.rstrip("/")
+    if opts.token:
+        cfg.api_key = {"authorization": f"Bearer {opts.token}"}
+        cfg.api_key_prefix = {}
+        cfg.refresh_api_key_hook = None   # an exec/auth-provider refresh would replace the given token
+    if opts.ca_file:
+        cfg.ssl_ca_cert = os.path.expanduser(opts.ca_file)
+        cfg.verify_ssl = True
+    if opts.insecure:   # kubectl drops the kubeconfig's CA when the flag asks not to verify
+        cfg.verify_ssl, cfg.ssl_ca_cert = False, None
+
+
+def _client_class():
+    from kubernetes.client import ApiClient
+
+    class Client(ApiClient):
+        """The API client with impersonation headers on every request (Impersonate-Group once per group, as
+        client-go sends it); still only the GETs collect/api.py makes."""
+        groups: Tuple[str, ...] = ()
+
+        def impersonate(self, user: Optional[str], groups: Tuple[str, ...]) -> None:
+            if user:
+                self.set_default_header("Impersonate-User", user)
+            self.groups = tuple(groups)
+
+        def call_api(self, method, url, header_params=None, *args, **kwargs):
+            if self.groups:
+                from urllib3 import HTTPHeaderDict
+                headers = HTTPHeaderDict(header_params or {})
+                for group in self.groups:
+                    headers.add("Impersonate-Group", group)
+                header_params = headers
+            return super().call_api(method, url, header_params, *args, **kwargs)
+    return Client
+
+
+def _client(cfg):
+    return _client_class()(configuration=cfg)
 
 
 def _load_from_files(paths: List[str], opts: ConnOptions, cfg):

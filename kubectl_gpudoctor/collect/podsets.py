@@ -3,11 +3,12 @@ from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timezone
-from typing import List, Optional, Tuple
+from typing import List, Tuple
 from urllib.parse import quote
 
 from ..kube import workloads
-from ..evidence import Evidence, Target
+from ..evidence import Evidence, ScanEvidence, Target
+from ..kube.objects import meta
 from ..kube.timeutil import format_time
 from ..kube.workloads import uid
 from .api import Api, ClusterError, Request
@@ -19,42 +20,58 @@ PAGE = 500
 
 
 def collect_workload(opts: ConnOptions, kind: str, wl_name: str, tail: int = 80) -> Tuple[Evidence, List[Evidence]]:
-    """The workload's evidence (object, its ReplicaSets, events, pods) and one evidence per unhealthy pod."""
+    """The workload's evidence (object, its ReplicaSets or Jobs, events, pods) and one evidence per unhealthy pod."""
     conn = connect(opts)
     api = Api(conn.client, opts.request_timeout)
     ns = conn.namespace
     spec_ = workloads.KINDS[kind]
     obj = read_target(api, f"{spec_.base}/namespaces/{quote(ns)}/{spec_.resource}/{quote(wl_name)}",
                       f'{spec_.resource}.{spec_.group} "{wl_name}"', ns)
-    obj = dict(obj, kind=spec_.kind, apiVersion=spec_.api_version)
-    wev = Evidence(target=Target(spec_.kind, wl_name, ns), tail_lines=tail)
+    return _workload(api, dict(obj, kind=spec_.kind, apiVersion=spec_.api_version), tail)
+
+
+def _workload(api: Api, obj: dict, tail: int) -> Tuple[Evidence, List[Evidence]]:
+    ns, spec_ = meta(obj).get("namespace"), workloads.KINDS[obj["kind"].lower()]
+    wev = Evidence(target=Target(spec_.kind, meta(obj).get("name"), ns), tail_lines=tail)
     wev.collected_at = datetime.now(timezone.utc).replace(microsecond=0)
     wev.add(obj)
     wev.mark_read(spec_.resource)
     selector = workloads.label_selector(obj)
-    reqs = [Request("pods", "list", f"/api/v1/namespaces/{quote(ns)}/pods", {"labelSelector": selector}, "Pod")]
+    pods = f"/api/v1/namespaces/{quote(ns)}/pods"
+    reqs = [Request("pods", "list", pods, {"labelSelector": selector}, "Pod")] if selector else []
     if spec_.kind == "Deployment":
         reqs.append(Request("replicasets", "list", f"/apis/apps/v1/namespaces/{quote(ns)}/replicasets",
                             {"labelSelector": selector}, "ReplicaSet"))
+    if spec_.kind == "CronJob":   # its Jobs carry no label of the CronJob: list the namespace's (few) Jobs
+        reqs.append(Request("jobs", "list", f"/apis/batch/v1/namespaces/{quote(ns)}/jobs", kind="Job"))
     api.run(reqs, wev)
-    owners = [obj] + workloads.current_replicasets(wev, obj)
-    api.run([Request("events", "list", f"/api/v1/namespaces/{quote(ns)}/events",
-                     {"fieldSelector": f"involvedObject.uid={uid(o)}"}, "Event") for o in owners if uid(o)], wev)
+    owners = [obj] + workloads.current_replicasets(wev, obj) + workloads.owned_jobs(wev, obj)
+    extra = [Request("pods", "list", pods, {"labelSelector": workloads.label_selector(j)}, "Pod")
+             for j in workloads.owned_jobs(wev, obj) if workloads.label_selector(j)]
+    api.run(extra + [Request("events", "list", f"/api/v1/namespaces/{quote(ns)}/events",
+                             {"fieldSelector": f"involvedObject.uid={uid(o)}"}, "Event") for o in owners if uid(o)], wev)
     pods = workloads.owned_pods(wev, obj)
     wev.objects["Pod"] = pods
     return wev, _diagnose_each(api, workloads.to_diagnose(pods), tail)
 
 
-def scan_pods(opts: ConnOptions, all_namespaces: bool, tail: int = 80) -> Tuple[List[Evidence], int, str, Optional[str]]:
-    """Evidence for the unhealthy GPU pods in the namespace (or cluster): (evidences, GPU pods seen, scope, clock)."""
+def scan_pods(opts: ConnOptions, all_namespaces: bool, tail: int = 80) -> ScanEvidence:
+    """Evidence for the unhealthy GPU pods in the namespace (or cluster), and for its GPU workloads whose pods
+    are missing or refused (Deployments, StatefulSets, Jobs, CronJobs: listed, never their pods cluster-wide)."""
     conn = connect(opts)
     api = Api(conn.client, opts.request_timeout)
     scope = "all namespaces" if all_namespaces else f"namespace {conn.namespace}"
-    path = "/api/v1/pods" if all_namespaces else f"/api/v1/namespaces/{quote(conn.namespace)}/pods"
-    pods = _list_all(api, path, scope)
+    where = "" if all_namespaces else f"/namespaces/{quote(conn.namespace)}"
+    pods = _list_all(api, f"/api/v1{where}/pods", scope)
     gpu = [p for p in pods if workloads.uses_gpu(p)]
     evs = _diagnose_each(api, workloads.to_diagnose(gpu), tail)
-    return evs, len(gpu), scope, format_time(evs[0].now()) if evs else None
+    found = Evidence(target=Target("Scan", "", None if all_namespaces else conn.namespace))
+    api.run([Request(k.resource, "list", f"{k.base}{where}/{k.resource}", kind=k.kind) for k in workloads.SCANNED]
+            + [Request("events", "list", f"/api/v1{where}/events", {"fieldSelector": "reason=FailedCreate"}, "Event")],
+            found)
+    wls = [_workload(api, o, tail) for o in workloads.scan_candidates(found)]
+    when = next((format_time(e.now()) for e in evs + [w for w, _ in wls]), None)
+    return ScanEvidence(evs, len(gpu), scope, when, wls, list(found.gaps.values()))
 
 
 def _list_all(api: Api, path: str, scope: str) -> List[dict]:

@@ -6,7 +6,7 @@ from typing import Dict, List, Optional
 
 from . import podstate
 from .affinity import selector_query
-from .objects import controller_of, gpu_request, meta, netdev_request, spec, status
+from .objects import condition, controller_of, gpu_request, meta, netdev_request, spec, status
 
 # Pods diagnosed in full per command (workload or scan); the rest are counted, live and offline alike.
 MAX_DIAGNOSED = 25
@@ -33,14 +33,18 @@ _STS = WorkloadKind("StatefulSet", "statefulsets", "apps")
 _DS = WorkloadKind("DaemonSet", "daemonsets", "apps")
 _RS = WorkloadKind("ReplicaSet", "replicasets", "apps")
 _JOB = WorkloadKind("Job", "jobs", "batch")
+_CRONJOB = WorkloadKind("CronJob", "cronjobs", "batch")
 # The short names and plurals kubectl accepts for `<kind>/<name>`.
 KINDS: Dict[str, WorkloadKind] = {
-    **dict.fromkeys(("deploy", "deployment", "deployments", "deployment.apps"), _DEPLOY),
-    **dict.fromkeys(("sts", "statefulset", "statefulsets", "statefulset.apps"), _STS),
-    **dict.fromkeys(("ds", "daemonset", "daemonsets", "daemonset.apps"), _DS),
-    **dict.fromkeys(("rs", "replicaset", "replicasets", "replicaset.apps"), _RS),
-    **dict.fromkeys(("job", "jobs", "job.batch"), _JOB),
+    **dict.fromkeys(("deploy", "deployment", "deployments", "deployment.apps", "deployments.apps"), _DEPLOY),
+    **dict.fromkeys(("sts", "statefulset", "statefulsets", "statefulset.apps", "statefulsets.apps"), _STS),
+    **dict.fromkeys(("ds", "daemonset", "daemonsets", "daemonset.apps", "daemonsets.apps"), _DS),
+    **dict.fromkeys(("rs", "replicaset", "replicasets", "replicaset.apps", "replicasets.apps"), _RS),
+    **dict.fromkeys(("job", "jobs", "job.batch", "jobs.batch"), _JOB),
+    **dict.fromkeys(("cj", "cronjob", "cronjobs", "cronjob.batch", "cronjobs.batch"), _CRONJOB),
 }
+# The kinds a scan lists to find workloads whose pods are missing (DaemonSets and bare ReplicaSets: their pods).
+SCANNED = (_DEPLOY, _STS, _JOB, _CRONJOB)
 WORKLOAD_KINDS = {k.kind for k in KINDS.values()}
 
 
@@ -64,12 +68,41 @@ def current_replicasets(ev, deployment: dict) -> List[dict]:
     return sorted(owned, key=lambda rs: meta(rs).get("creationTimestamp") or "", reverse=True)[:3]
 
 
+def owned_jobs(ev, cronjob: dict) -> List[dict]:
+    """A CronJob's Jobs, newest first."""
+    if cronjob.get("kind") != "CronJob":
+        return []
+    owned = [j for j in ev.all("Job") if (controller_of(j) or {}).get("uid") == uid(cronjob)]
+    return sorted(owned, key=lambda j: meta(j).get("creationTimestamp") or "", reverse=True)[:3]
+
+
 def owned_pods(ev, obj: dict) -> List[dict]:
-    """Pods whose controller is the workload (or, for a Deployment, one of its ReplicaSets)."""
-    owners = {uid(obj)} | {uid(rs) for rs in current_replicasets(ev, obj)}
+    """Pods whose controller is the workload (or, for a Deployment, one of its ReplicaSets; for a CronJob, one of
+    its Jobs)."""
+    owners = {uid(obj)} | {uid(rs) for rs in current_replicasets(ev, obj)} | {uid(j) for j in owned_jobs(ev, obj)}
     if obj.get("kind") == "Deployment":
         owners |= {uid(rs) for rs in ev.all("ReplicaSet") if (controller_of(rs) or {}).get("uid") == uid(obj)}
     return [p for p in ev.all("Pod") if (controller_of(p) or {}).get("uid") in owners]
+
+
+def pod_template(obj: dict) -> dict:
+    """The pod the workload creates, shaped as a pod (a CronJob's through its jobTemplate)."""
+    sp = spec(obj)
+    if obj.get("kind") == "CronJob":
+        sp = spec(sp.get("jobTemplate") or {})
+    return sp.get("template") or {}
+
+
+def needs_attention(ev, obj: dict) -> bool:
+    """A GPU workload a scan must show though its pods may not exist: pods refused at creation (ReplicaFailure,
+    FailedCreate), fewer pods than desired, or a failed Job."""
+    if not uses_gpu(pod_template(obj)) or settled(obj):
+        return False
+    if any((condition(obj, c) or {}).get("status") == "True" for c in ("ReplicaFailure", "Failed")):
+        return True
+    if any(e.get("reason") == "FailedCreate" for o in [obj] + current_replicasets(ev, obj) for e in ev.events_for(o)):
+        return True
+    return obj.get("kind") in ("Deployment", "StatefulSet") and status(obj).get("replicas", 0) < spec(obj).get("replicas", 1)
 
 
 def uid(obj: dict) -> str:
@@ -88,6 +121,8 @@ def readiness(obj: dict) -> str:
         return (f"active {st.get('active', 0)}, succeeded {st.get('succeeded', 0)}, failed {st.get('failed', 0)}")
     if obj.get("kind") == "DaemonSet":
         return f"{st.get('numberReady', 0)}/{st.get('desiredNumberScheduled', 0)} ready"
+    if obj.get("kind") == "CronJob":
+        return f"last schedule {st.get('lastScheduleTime') or 'never'}, {len(st.get('active') or [])} active"
     return f"{st.get('readyReplicas', 0)}/{spec(obj).get('replicas', 1)} ready"
 
 
@@ -98,6 +133,8 @@ def settled(obj: dict) -> bool:
         return any(c.get("type") == "Complete" and c.get("status") == "True" for c in st.get("conditions") or [])
     if obj.get("kind") == "DaemonSet":
         return st.get("numberReady", 0) >= st.get("desiredNumberScheduled", 0)
+    if obj.get("kind") == "CronJob":   # its last scheduled run succeeded (or it never ran)
+        return not st.get("lastScheduleTime") or (st.get("lastSuccessfulTime") or "") >= st["lastScheduleTime"]
     return st.get("readyReplicas", 0) >= spec(obj).get("replicas", 1)
 
 
@@ -105,3 +142,10 @@ def to_diagnose(pods: List[dict]) -> List[dict]:
     """The unhealthy pods worth a full diagnosis, by namespace and name, at most MAX_DIAGNOSED of them."""
     unhealthy = [p for p in pods if podstate.health(p) != "healthy"]
     return sorted(unhealthy, key=lambda p: (meta(p).get("namespace", ""), meta(p).get("name", "")))[:MAX_DIAGNOSED]
+
+
+def scan_candidates(ev, namespace: Optional[str] = None) -> List[dict]:
+    """The GPU workloads of the scope that need attention (see needs_attention), at most MAX_DIAGNOSED."""
+    found = [o for k in SCANNED for o in ev.all(k.kind)
+             if (namespace is None or meta(o).get("namespace") == namespace) and needs_attention(ev, o)]
+    return sorted(found, key=lambda o: (meta(o).get("namespace", ""), o.get("kind", ""), meta(o).get("name", "")))[:MAX_DIAGNOSED]

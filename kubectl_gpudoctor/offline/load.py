@@ -37,6 +37,8 @@ class OfflineError(Exception):
 
 def load(path: str, kind: str = "Pod", name: Optional[str] = None, namespace: Optional[str] = None,
          tail: int = 80) -> Evidence:
+    if path == "-":
+        path = _stdin_file()
     if not os.path.exists(path):
         raise OfflineError(f"--from {path}: no such file or directory")
     if os.path.isfile(path) and (path.endswith((".tgz", ".tar.gz"))):
@@ -52,6 +54,54 @@ def load(path: str, kind: str = "Pod", name: Optional[str] = None, namespace: Op
     else:
         objects, logs, meta = _read_objects(path), {}, {}
     return _evidence(objects, logs, meta, kind, name, namespace, tail)
+
+
+_STDIN: List[str] = []
+
+
+def _stdin_file() -> str:
+    """`--from -`: standard input (`kubectl get … -o yaml|json`, or a bundle .tgz) saved once to a private temporary
+    file, removed at exit."""
+    if not _STDIN:
+        import atexit
+        import sys
+        data = sys.stdin.buffer.read()
+        if not data.strip():
+            raise OfflineError("--from -: standard input is empty (pipe `kubectl get … -o yaml` or a bundle .tgz into it)")
+        fd, tmp = tempfile.mkstemp(prefix="gpudoctor-stdin-", suffix=".tgz" if data[:2] == b"\x1f\x8b" else ".yaml")
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        atexit.register(os.unlink, tmp)
+        _STDIN.append(tmp)
+    return _STDIN[0]
+
+
+def saved_target(path: str) -> Optional[dict]:
+    """The target a bundle was written for (bundle.yaml's `target`), or None; reads nothing else."""
+    if path == "-":
+        path = _stdin_file()
+    if os.path.isdir(path):
+        meta = os.path.join(path, "bundle.yaml")
+        doc = _load_one(meta) if os.path.isfile(meta) else None
+    elif os.path.isfile(path) and path.endswith((".tgz", ".tar.gz")):
+        doc = _bundle_meta_in(path)
+    else:
+        return None
+    target = doc.get("target") if isinstance(doc, dict) else None
+    return target if isinstance(target, dict) else None
+
+
+def _bundle_meta_in(archive: str) -> Optional[dict]:
+    try:
+        with tarfile.open(archive, "r:*") as tar:
+            member = next((m for m in tar.getmembers() if m.isfile() and os.path.basename(m.name) == "bundle.yaml"
+                           and m.name.count("/") <= 1), None)
+            if member is None:
+                return None
+            doc = yaml.load(tar.extractfile(member).read().decode("utf-8", "replace"), Loader=_Loader)
+    except (tarfile.TarError, OSError, yaml.YAMLError):
+        return None   # load() says what is wrong with it
+    return doc if isinstance(doc, dict) else None
 
 
 # --- readers -------------------------------------------------------------------
@@ -199,8 +249,9 @@ def _evidence(objects, logs, meta, kind, name, namespace, tail) -> Evidence:
         ev.absent[ref] = "404 when collected"
     if ev.pod is not None and podstate.never_ran(ev.pod):
         ev.sources.add("pods/log")   # no container has run: there is no log to lack
+    skipped = set(meta.get("notCollected") or ())   # deliberately not read (not needed for that target)
     for src in KNOWN_SOURCES:
-        if src not in ev.sources and src not in ev.gaps:
+        if src not in ev.sources and src not in ev.gaps and src not in skipped:
             ev.add_gap(Gap(src, "not-in-bundle", "", "get"))
     return ev
 
@@ -241,6 +292,9 @@ def write_bundle_meta(ev: Evidence, tool: str) -> dict:
             "target": {"kind": ev.target.kind, "namespace": ev.target.namespace, "name": ev.target.name},
             "sources": sorted(ev.sources), "podNodes": sorted(ev.pod_nodes) if ev.pod_nodes is not None else None,
             "tailLines": ev.tail_lines, "gaps": [dict(g.to_dict(), verb=g.verb) for g in ev.gaps.values()],
+            # read neither successfully nor with an error: the collector did not need them for this target, so a
+            # replay reports them as live does (not collected), not as missing from the bundle
+            "notCollected": sorted(set(KNOWN_SOURCES) - ev.sources - set(ev.gaps)),
             "absent": sorted(ev.absent)}
 
 

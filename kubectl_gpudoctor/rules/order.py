@@ -61,6 +61,7 @@ RULE_ORDER = (
     "auth-failure",
     "dependency-unreachable",
     "probe-kills-slow-start",
+    "job-failed",
     # eviction and the node under the pod
     "evicted",
     "node-pressure",
@@ -77,5 +78,6 @@ RULE_ORDER = (
     "node-cordoned",
     "gpu-inventory",
     "device-plugin-not-running",
+    "device-plugin-finds-no-gpu",
     "gpu-operator-component-failing",
 )

@@ -9,6 +9,7 @@ from .._common import event_line
 from ._common import (NEW_NODE_S, age_s, dra_unknown, each_node, node_events, node_line, node_target, on_gpu_node,
                       vendors)
 from ..registry import DEFAULT, GENERIC, SPECIFIC, Hit, Line, rule
+from . import plugin_log
 
 # --- rules -----------------------------------------------------------------------------------------------
 
@@ -53,7 +54,17 @@ def allocatable_zero_on(ev, node):
                     f"{go.DRA_GPU_DRIVERS[vendor]} lists its GPUs: its kubelet plugin publishes none.")
         lines = [node_line(node, "metadata.labels", ", ".join(why))] if why else []
         lines.append(node_line(node, "status.allocatable", shown))
-        return Hit(msg, lines, values={"resource": res[0]}, severity=severity,
+        values, fix = {"resource": res[0]}, None
+        plugin = plugin_log.running_plugin(ev, node)
+        if plugin and not dra:   # the plugin runs, so its own log says why it serves nothing (as in the pod view)
+            text, said = plugin_log.said(ev, plugin[0], node)
+            msg += (f" Device plugin pod {namespace(plugin[0])}/{name(plugin[0])} is Running there but serves no GPU."
+                    + text)
+            lines += said
+            values.update(plugin_log.plugin_names(plugin[0]))
+            fix = ("Fix what the log of $pluginnamespace/$pluginpod ($daemonset) names on $node — usually the driver, or "
+                   "the NVIDIA Container Toolkit as containerd's runtime — then delete that pod so it detects the GPUs again.")
+        return Hit(msg, lines, values=values, severity=severity, fix=fix,
                    summary=f"Node {name(node)} advertises no allocatable {res[0]}")
     return None
 
