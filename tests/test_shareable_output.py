@@ -152,6 +152,8 @@ def _validator():
 
 @pytest.mark.parametrize("args", [
     (POD, "--from", OOM), ("--from", PENDING), ("--from", HEALTHY), ("deploy/chat", "--from", QUOTA),
+    ("scan", "-A", "--from", os.path.join(CASES, "job-failed", "fail-deadline-exceeded-pods-gone")),
+    ("node", "--from", os.path.join(CASES, "device-plugin-finds-no-gpu", "fail-toolkit-not-configured")),
     ("node", "gpu-node-01", "--from", OOM), ("scan", "-A", "--from", PENDING), ("rules",)])
 def test_documents_validate_against_the_shipped_schema(args):
     proc, doc = run_json(*args)
