@@ -1,7 +1,7 @@
 """Node rule for a device plugin that runs but advertises nothing: its own log says why (node view)."""
 from __future__ import annotations
 
-from ...data import gpu_operator as go
+from ...data import gpu_resources as gr
 from ...gpu import nodeview, stack as gpustack
 from ...kube.objects import controller_of, name, namespace
 from ._common import node_line, node_target
@@ -10,7 +10,7 @@ from ..registry import DEFAULT, Hit, Line, rule
 
 def running_plugin(ev, node):
     """(pod, vendor) of a Running device plugin on the node whose vendor's GPUs the node does not advertise."""
-    for pod in gpustack.device_plugin_pods(ev, node, set(go.VENDOR_RESOURCES)):
+    for pod in gpustack.device_plugin_pods(ev, node, set(gr.VENDOR_RESOURCES)):
         vendor = gpustack.vendor_of(pod)
         if (pod.get("status") or {}).get("phase") == "Running" and not nodeview.advertised(node, vendor) \
                 and not nodeview.dra_devices(ev, node, vendor):
@@ -59,8 +59,8 @@ def device_plugin_finds_no_gpu(ev):
     gap = ev.gap("pods/log")
     if not lines and gap is not None:
         text += f" Its log, which says why, could not be read ({gap.needs()})."
-    lines.insert(0, node_line(node, "status.allocatable", f"no {go.VENDOR_DEFAULT_RESOURCE[vendor]}"))
+    lines.insert(0, node_line(node, "status.allocatable", f"no {gr.VENDOR_DEFAULT_RESOURCE[vendor]}"))
     msg = (f"Device plugin pod {namespace(pod)}/{name(pod)} is Running on node {name(node)}, but the node advertises "
-           f"no {go.VENDOR_DEFAULT_RESOURCE[vendor]}: the plugin found no GPU it can serve.{text}")
+           f"no {gr.VENDOR_DEFAULT_RESOURCE[vendor]}: the plugin found no GPU it can serve.{text}")
     return Hit(msg, lines, values=plugin_names(pod),
                summary=f"Device plugin on {name(node)} runs but finds no GPU")
