@@ -6,6 +6,7 @@ from datetime import datetime, timezone
 from typing import Dict, Iterable, List, Optional, Set, Tuple
 
 from .kube.timeutil import parse_time
+from .logs.lines import bounded
 
 # Every source a rule may need, named as RBAC names it (resource[/subresource]).
 KNOWN_SOURCES = (
@@ -179,8 +180,10 @@ class Evidence:
         return self.get("Node", name) if name else None
 
     def log(self, pod: dict, container: str, previous: bool) -> Optional[str]:
+        """A container's log, each line bounded in length (logs/lines.py): no pattern ever reads an unbounded line."""
         meta = pod.get("metadata") or {}
-        return self.logs.get((meta.get("namespace") or "", meta.get("name") or "", container, previous))
+        text = self.logs.get((meta.get("namespace") or "", meta.get("name") or "", container, previous))
+        return bounded(text) if text else text
 
     def events_for(self, obj: dict) -> List[dict]:
         """Events about one object (by uid when both have one), oldest first."""

@@ -4,9 +4,10 @@ caches (and the variable that moves each), which variables carry credentials, an
 # The runtime's own wording when the container's command does not exist (StartError, RunContainerError,
 # CreateContainerError, ContainerCannotRun): runc `exec: "torchrun": executable file not found in $PATH` or
 # `exec: "./start.sh": stat ./start.sh: no such file or directory` (opencontainers/runc#4713, jboss-dockerfiles/jbpm#64),
-# crun "executable file `torchrun` not found in $PATH".
-RUNTIME_NOT_FOUND = (r"exec: \"(?P<cmd>[^\"]+)\": (?:executable file not found in \$PATH|stat [^:]+: no such file or directory"
-                     r"|no such file or directory)|executable file `(?P<cmd2>[^`]+)` not found in \$PATH")
+# crun "executable file `torchrun` not found in $PATH". An empty command (`command: [""]`, a Helm value rendered empty)
+# is quoted empty: `exec: "": executable file not found in $PATH` (runc, Go's os/exec LookPath("")).
+RUNTIME_NOT_FOUND = (r"exec: \"(?P<cmd>[^\"]*)\": (?:executable file not found in \$PATH|stat [^:]*: no such file or directory"
+                     r"|no such file or directory)|executable file `(?P<cmd2>[^`]*)` not found in \$PATH")
 
 # The dynamic loader's wording when a library the program needs is missing; it exits 127 like a shell that found
 # no command, but the command exists: glibc ld.so "<prog>: error while loading shared libraries: libcuda.so.1: cannot
@@ -29,7 +30,8 @@ CACHE_ENV_FALLBACK = ("HOME", "")
 
 # Environment variables that carry credentials; only their names and sources are ever reported.
 CREDENTIAL_ENV = {
-    "hub": ("HF_TOKEN", "HUGGING_FACE_HUB_TOKEN", "HUGGINGFACE_HUB_TOKEN", "HUGGINGFACEHUB_API_TOKEN", "HF_API_TOKEN"),
+    "hub": ("HF_TOKEN", "HUGGING_FACE_HUB_TOKEN", "HUGGINGFACE_HUB_TOKEN", "HUGGINGFACEHUB_API_TOKEN", "HF_API_TOKEN",
+            "HUGGING_FACE_TOKEN"),   # the last: data-on-eks Triton+vLLM blueprint (awslabs/data-on-eks#605)
     "s3": ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_ROLE_ARN", "AWS_WEB_IDENTITY_TOKEN_FILE",
            "AWS_PROFILE", "AWS_SHARED_CREDENTIALS_FILE"),
     "gcs": ("GOOGLE_APPLICATION_CREDENTIALS",),

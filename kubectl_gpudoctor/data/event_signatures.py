@@ -5,7 +5,7 @@ NVIDIA container stack (nvidia-container-toolkit 1.13-1.17, legacy hook and CDI 
 container state messages. Container *logs* are matched by data/log_signatures.py, not here.
 
 The families live in one module per sub-phase (events_runtime, events_devices, events_volumes, events_images,
-events_admission); import them from here, the one surface the rules use.
+events_admission, events_start); import them from here, the one surface the rules use.
 """
 from __future__ import annotations
 
@@ -13,10 +13,12 @@ import re
 from functools import lru_cache
 from typing import Optional, Tuple
 
+from ..logs.lines import fold
 from .signature import EventSignature
 from .events_runtime import RUNTIME
 from .events_devices import DEVICES
 from .events_volumes import VOLUMES
+from .events_start import START
 from .events_images import PULL_CAUSES  # noqa: F401
 from .events_admission import ADMISSION_REASONS, NOT_ADMISSION, REJECTED_MESSAGE  # noqa: F401
 
@@ -26,7 +28,7 @@ SANDBOX_REASONS = ("FailedCreatePodSandBox",)
 CONTAINER_REASONS = ("Failed", "FailedCreatePodContainer", "FailedStartContainer")
 MOUNT_REASONS = ("FailedMount", "FailedAttachVolume", "FailedMapVolume")
 
-SIGNATURES: Tuple[EventSignature, ...] = RUNTIME + DEVICES + VOLUMES
+SIGNATURES: Tuple[EventSignature, ...] = RUNTIME + DEVICES + VOLUMES + START
 
 
 def by_id(sig_id: str) -> EventSignature:
@@ -43,9 +45,11 @@ def _rx(pattern: str):
 
 
 def search(text: str, rule: str) -> Optional[Tuple[EventSignature, "re.Match"]]:
-    """The first signature of `rule` found in `text`, with its match (signatures are tried in order)."""
+    """The first signature of `rule` found in `text`, with its match (signatures are tried in order). The text is
+    read with its whitespace folded, so a message wrapped over lines or padded with extra spaces still matches."""
+    text = fold(text)
     for sig in for_rule(rule):
-        m = _rx(sig.pattern).search(text or "")
+        m = _rx(sig.pattern).search(text)
         if m:
             return sig, m
     return None

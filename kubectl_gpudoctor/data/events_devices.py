@@ -82,6 +82,18 @@ DEVICES: Tuple[EventSignature, ...] = (
                    r"[^\n]+?)(?::\s*unknown)?(?:\\n|$|\n)",
                    "the NVIDIA container library failed before the container started"),
 
+    # The hook itself as CRI-O/crun report it, without nvidia-container-cli's own words: `container create failed: error
+    # executing hook `/usr/local/nvidia/toolkit/nvidia-container-runtime-hook` (exit code: 1)` (NVIDIA/gpu-operator#1598,
+    # OpenShift 4.18.22 with crun 1.23); keyed on the stable tail (the hook's name), whatever the wrapper.
+    EventSignature("hook-failed", "nvidia-container-cli-error",
+                   r"(?P<detail>error (?:executing|running) (?:prestart )?hook\W+[^\n]{0,200}?nvidia-container-(?:runtime-)?hook"
+                   r"\S*(?: \(exit code: -?\d+\)|:? exit status -?\d+)?)",
+                   "the NVIDIA OCI hook (legacy, non-CDI mode) failed while the runtime created the container; its own "
+                   "message is in the node's runtime journal (a runtime upgrade such as crun 1.23 broke the hook)",
+                   "Read the hook's error on node $node (`journalctl -u crio` there); switch the toolkit to CDI mode "
+                   "(cdi.enabled=true in the GPU operator) or pin the runtime version the hook works with, then delete "
+                   "the pod."),
+
     # --- device-allocation-failed (UnexpectedAdmissionError) -----------------------------------------------------
     # `Allocate failed due to requested number of devices unavailable for nvidia.com/gpu. Requested: 1,
     # Available: 0, which is unexpected` (kubernetes/kubernetes#130145, #96519).

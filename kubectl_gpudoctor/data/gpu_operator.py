@@ -152,18 +152,20 @@ HEALTH_PATTERN = r"XidCriticalError|device marked unhealthy|marking device .* un
 # #303, #856 (NVML not loadable), #182; gpu-operator#85, #155 (driver: kernel version), #378 (validator:
 # chroot nvidia-smi), #1043 (cuda-validation), mig-parted deployments/gpu-operator/reconfigure-mig.sh (MIG manager).
 ERROR_PATTERNS = (
-    r"XidCriticalError.*|'[^']+' device marked unhealthy.*",
-    r".*(nvml init failed|Failed to initialize NVML|could not load NVML library|ERROR_LIBRARY_NOT_FOUND).*",
-    r".*(Incompatible (?:strategy|platform) detected|invalid MIG strategy|error starting plugins?).*",
-    r".*(No devices found|no devices found)\b.*",
-    r".*(Could not register device plugin|Could not contact Kubelet|failed to dial device plugin).*",
-    r".*(Could not resolve Linux kernel version|Unable to (?:load|open) .*|Could not find .*kernel|"
-    r"modprobe: (?:FATAL|ERROR).*|Kernel headers .*not found|Failed to install).*",
-    r".*(chroot: failed to run command.*|Failed to allocate device vector.*|failed to validate .*).*",
-    r".*(Unable to validate the selected MIG configuration|MIG mode change did not take effect|"
-    r"Error applying MIG|Error setting MIG|all orderings failed|Unable to bring up GPU operator components).*",
-    r".*(level=(?:fatal|error)|^E\d{4} |^F\d{4} |\bFATAL\b|\bERROR\b|^Error: |panic: ).*",
-    r".*\b(failed|error)\b.*",
+    # Searched per line, the whole line quoted: no `.*` around a fragment (a leading `.*` retried at every offset
+    # made a long line quadratic).
+    r"XidCriticalError|'[^']+' device marked unhealthy",
+    r"nvml init failed|Failed to initialize NVML|could not load NVML library|ERROR_LIBRARY_NOT_FOUND",
+    r"Incompatible (?:strategy|platform) detected|invalid MIG strategy|error starting plugins?",
+    r"(?:No devices found|no devices found)\b",
+    r"Could not register device plugin|Could not contact Kubelet|failed to dial device plugin",
+    r"Could not resolve Linux kernel version|Unable to (?:load|open) |Could not find \S.*kernel|"
+    r"modprobe: (?:FATAL|ERROR)|Kernel headers .*not found|Failed to install",
+    r"chroot: failed to run command|Failed to allocate device vector|failed to validate ",
+    r"Unable to validate the selected MIG configuration|MIG mode change did not take effect|"
+    r"Error applying MIG|Error setting MIG|all orderings failed|Unable to bring up GPU operator components",
+    r"level=(?:fatal|error)|^E\d{4} |^F\d{4} |\bFATAL\b|\bERROR\b|^Error: |panic: ",
+    r"\b(?:failed|error)\b",
 )
 
 # The device plugin's own advice after it found no GPU library (k8s-device-plugin internal/rm/factory.go, v0.15+:

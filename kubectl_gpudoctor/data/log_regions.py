@@ -36,6 +36,11 @@ WRAPPER = (r"Engine core initialization failed\. See root cause above|Engine pro
 ELASTIC_REPORT = (r"^(?:={20,}|-{20,}|\S+ FAILED|Failures:|Root Cause \(first observed failure\):|\s*<NO_OTHER_FAILURES>"
                   r"|\[\d+\]:|\s+(?:time|host|rank|exitcode|error_file|traceback)\s*:.*)\s*$")
 
+# A text table a server prints as its status report, e.g. Triton's model table after loading ("+-----+---------+" borders,
+# "| llama3 | 1 | UNAVAILABLE: Internal: OSError: ... |" rows; awslabs/data-on-eks#605): layout like torchrun's report,
+# so a READY row for another model neither ends nor starts the failure region.
+TABLE = r"^\s*\+[-=+]+\+\s*$|^\s*\|.*\|\s*$"
+
 # Per-process and logger prefixes before the message: kubectl --timestamps, vLLM's "(APIServer pid=1) " /
 # "(Worker_TP0 pid=321) ", torch.distributed's "[rank0]: ", vLLM's logger tag "ERROR 04-23 09:57:19 [core.py:708] ".
 LINE_PREFIX = (r"^(?:\d{4}-\d\d-\d\dT\S+\s)?(?:\([^)]*pid=\d+[^)]*\) ?|\[rank\d+\]: ?"

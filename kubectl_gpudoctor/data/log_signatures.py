@@ -16,11 +16,11 @@ GENERIC = (
     # --- generic application errors (app-error quotes them when nothing specific explains the crash)
     Signature("python-exception", "app-error",
               r"^(?:[A-Za-z_][\w.]*\.)?(?:[A-Z]\w*(?:Error|Exception|Exit|Interrupt)|Exception)(?::\s.*)?$",
-              "an uncaught Python exception (the last line of a traceback)"),
-    Signature("go-panic", "app-error", r"^panic: .+", "a Go panic"),
-    Signature("java-exception", "app-error", r"^Exception in thread \".+\" .+", "an uncaught Java exception"),
-    Signature("fatal-line", "app-error", r"^(?:FATAL|Fatal|F\d{4} |CRITICAL|\[FATAL\]).*", "a fatal log line"),
-    Signature("error-line", "app-error", r"^(?:ERROR|Error:|\[ERROR\]|E\d{4} ).*", "an error log line"),
+              "an uncaught Python exception (the last line of a traceback)", exact_case=True),
+    Signature("go-panic", "app-error", r"^panic: .+", "a Go panic", exact_case=True),
+    Signature("java-exception", "app-error", r"^Exception in thread \".+\" .+", "an uncaught Java exception", exact_case=True),
+    Signature("fatal-line", "app-error", r"^(?:FATAL|Fatal|F\d{4} |CRITICAL|\[FATAL\]).*", "a fatal log line", exact_case=True),
+    Signature("error-line", "app-error", r"^(?:ERROR|Error:|\[ERROR\]|E\d{4} ).*", "an error log line", exact_case=True),
     Signature("shared-library-missing", "app-error", LOADER_ERROR,
               "the dynamic loader could not load a shared library the program needs (it exits 127)"),
     # --- exec failures reported by the runtime or the shell
@@ -39,7 +39,7 @@ PREFIXED = (
     Signature("python-exception-prefixed", "app-error",
               r"^(?:\([^)]*pid=\d+[^)]*\) ?|\[rank\d+\]: ?|(?:ERROR|CRITICAL) [\d-]+ [\d:.]+ (?:\[)?[\w.]+:\d+\]? )+"
               r"(?:[A-Za-z_][\w.]*\.)?(?:[A-Z]\w*(?:Error|Exception)|Exception)(?::\s.*)?$",
-              "an uncaught Python exception behind a logger/process prefix"),
+              "an uncaught Python exception behind a logger/process prefix", exact_case=True),
 )
 
 

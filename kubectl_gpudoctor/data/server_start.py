@@ -12,12 +12,12 @@ LOADING = (
     r"(?i)Loading (?:safetensors |pt |)checkpoint shards", r"(?i)starting to load model", r"(?i)loading (?:model )?weights",
     r"(?i)\bdownload(?:ing)?\b", r"Fetching \d+ files", r"(?i)waiting for shard", r"(?i)starting shard",
     r"(?i)capturing (?:cuda ?graphs|cudagraphs|the model for cuda graphs)", r"(?i)\bcompil(?:ing|e)\b", r"(?i)memory profiling",
-    r"(?i)Initializing an? (?:LLM|V1 LLM) engine", r"(?i)\bloading\b", r"\d+%\|", r"\d+/\d+ \[\d+:\d+<",
+    r"(?i)Initializing an? (?:LLM|V1 LLM) engine", r"(?i)\bloading\b", r"(?<!\d)\d+%\|", r"(?<!\d)\d+/\d+ \[\d+:\d+<",
 )
 # Progress lines that say how long loading still takes: tqdm `50% Completed | 2/4 [00:19<00:19,  9.60s/it]`
 # (vLLM, transformers) and TGI's downloader `Download: [2/4] -- ETA: 0:04:51`.
 PROGRESS = (
-    r"(?P<pct>\d+)%.*?\[(?P<elapsed>\d+(?::\d+){1,2})<(?P<left>\d+(?::\d+){1,2})",
+    r"(?<!\d)(?P<pct>\d+)%.{0,200}?\[(?P<elapsed>\d+(?::\d+){1,2})<(?P<left>\d+(?::\d+){1,2})",
     r"Download: \[(?P<done>\d+)/(?P<total>\d+)\] -- ETA: (?P<left>\d+(?::\d+){1,2})",
 )
 

@@ -8,8 +8,9 @@ from dataclasses import dataclass
 class Signature:
     id: str
     rule: str
-    pattern: str
+    pattern: str       # searched line by line, case-insensitively unless exact_case
     meaning: str
+    exact_case: bool = False   # the case carries meaning: a Python exception's class name, a log level
 
 
 @dataclass(frozen=True)

@@ -2,8 +2,10 @@
 missing, caches not writable); data only, in the wording real runtimes and libraries print (sources next to each
 pattern), and credentials or unreachable services belong in signatures_remote.py.
 
-Patterns are matched line by line (no anchors across lines); named groups carry what a rule reports:
-`path`, `cmd`, `file`. Lines often carry prefixes such as
+Patterns are matched line by line (no anchors across lines), case-insensitively and with runs of spaces squeezed
+(logs/scan.py); a pattern that starts with an unbounded run of non-space characters says where the run may start
+(a lookbehind for a space before it), or a long line without spaces makes it quadratic. Named groups carry what a
+rule reports: `path`, `cmd`, `file`. Lines often carry prefixes such as
 `(APIServer pid=33) `, `ERROR 02-20 10:13:40 engine.py:389] ` or `[rank0]: `, so most patterns are unanchored.
 """
 from .signature import Signature
@@ -56,14 +58,14 @@ APP = (
               "a file the program opens does not exist"),
     # transformers: `OSError: /models/x does not appear to have a file named config.json.` (vllm-project/aibrix#834)
     Signature("hf-no-file-named", "missing-model-files",
-              r"(?P<path>\S+) does not appear to have a file named (?P<file>[\w.\-]+)", "the model directory lacks a file"),
+              r"(?<!\S)(?P<path>\S+) does not appear to have a file named (?P<file>[\w.\-]+)", "the model directory lacks a file"),
     Signature("hf-cant-load", "missing-model-files",
               r"Can't load (?:the )?(?:configuration|config|tokenizer|model|weights)(?: of| for) '(?P<path>[^']+)'",
               "transformers cannot load the model/config from that path"),
     Signature("hf-no-weights-in-dir", "missing-model-files",
               r"no file named .+ found in directory (?P<path>\S+?)\.?\s*$", "no weights file in the directory"),
     Signature("hf-not-a-directory", "missing-model-files",
-              r"(?P<path>\S+) is not the path to a directory containing a file named (?P<file>[\w.\-]+)",
+              r"(?<!\S)(?P<path>\S+) is not the path to a directory containing a file named (?P<file>[\w.\-]+)",
               "transformers: no such local model and the hub was not reachable"),
     # vLLM >= 0.7.3 (vllm-project/vllm#13724): `Invalid repository ID or local directory specified: '/models/x'`
     Signature("vllm-invalid-local-dir", "missing-model-files",
@@ -98,7 +100,7 @@ APP = (
     # huggingface/huggingface_hub#2797, OHF-Voice/wyoming-faster-whisper#27, vllm-project/vllm#20127
     Signature("erofs-python", "model-cache-read-only", r"\[Errno 30\] Read-only file system: '(?P<path>[^']+)'",
               "writing to a read-only file system"),
-    Signature("erofs-go", "model-cache-read-only", r"(?P<path>/\S+): read-only file system", "writing to a read-only file system"),
+    Signature("erofs-go", "model-cache-read-only", r"(?<![^\s'\"=])(?P<path>/\S+): read-only file system", "writing to a read-only file system"),
     Signature("erofs-rust", "model-cache-read-only", r"Read-only file system \(os error 30\)|kind: ReadOnlyFilesystem",
               "writing to a read-only file system"),
     Signature("eacces-cache", "model-cache-read-only",

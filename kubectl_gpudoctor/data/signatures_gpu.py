@@ -36,6 +36,11 @@ GPU = (
               r"|CUDA runtime error in \S+: out of memory|Error Code \d+: (?:Cuda Runtime \(out of memory\)|OutOfMemory)"
               r"|CUBLAS_STATUS_ALLOC_FAILED",
               "a CUDA/cuBLAS/TensorRT/onnxruntime allocation on the GPU failed: out of memory"),
+    # HAMi vGPU: HAMi-core refuses an allocation above the pod's nvidia.com/gpumem slice, `[HAMI-core ERROR (pid:30
+    # thread=… allocator.c:53)]: Device 0 OOM 3171158016 / 3145728000` (Project-HAMi/HAMi#662, #1003); the framework
+    # then reports an odd CUDA error rather than "out of memory" (Project-HAMi/HAMi-core#55).
+    Signature("hami-device-oom", "gpu-out-of-memory", r"\bDevice \d+ OOM \d+ ?/ ?\d+",
+              "HAMi-core refused a GPU allocation above the pod's vGPU memory slice (nvidia.com/gpumem)"),
     # TensorFlow and JAX/XLA; an allocation "by allocator cpu" is host memory, not GPU memory.
     Signature("xla-tf-oom", "gpu-out-of-memory",
               r"^(?!.*allocator cpu).*(?:OOM when allocating tensor|RESOURCE_EXHAUSTED: Out of memory"
@@ -114,6 +119,15 @@ GPU = (
               "the binary has no kernels for this GPU's architecture"),
     Signature("ptxas-unknown-arch", "no-kernel-image-for-gpu", r"Value 'sm_\d+\w*' is not defined for option 'gpu-name'",
               "the bundled ptxas (Triton/torch.compile) does not know this GPU's architecture"),
+
+    # ROCm/HIP, the same failure on AMD GPUs: `RuntimeError: HIP error: invalid device function` (ROCm/legacy-rocm-build#4909,
+    # pytorch/pytorch#164346 on gfx1151), `hipErrorNoBinaryForGpu: Unable to find code object for all current devices!`
+    # (ROCm/tensorflow-upstream#1800, pytorch/pytorch#73534), older `Coudn't find binary for current devices!` (#1106).
+    Signature("hip-no-code-object", "no-kernel-image-for-gpu",
+              r"\bHIP error: invalid device function|(?<!`)hipErrorInvalidDeviceFunction|(?<!`)hipErrorNoBinaryForGpu"
+              r"|Unable to find code object for all current devices|Cou(?:l)?dn'?t find binary for current devices",
+              "the ROCm/HIP build has no code object for this AMD GPU's ISA (gfx target); HSA_OVERRIDE_GFX_VERSION or an "
+              "image built for it"),
 
     Signature("torch-arch-unsupported", "no-kernel-image-for-gpu",
               r"with CUDA capability sm_\d+\w* is not compatible with the current PyTorch installation",

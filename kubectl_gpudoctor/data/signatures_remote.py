@@ -10,7 +10,10 @@ REMOTE = (
     # huggingface_hub (city96/ComfyUI_ExtraModels#99, ariG23498/gemma3-object-detection#5)
     Signature("hf-gated-401", "auth-failure", r"(?P<kind>GatedRepoError): 401 Client Error|You must (?:have access to it and )?"
               r"be authenticated to access it", "the hub refused an anonymous or invalid token for a gated repo"),
-    Signature("hf-gated-403", "auth-failure", r"(?P<kind>not in the authorized list)|GatedRepoError: 403 Client Error",
+    # `Access to model meta-llama/Meta-Llama-3-8B-Instruct is restricted and you are not in the authorized list`
+    # (awslabs/data-on-eks#605), `Access to model x is restricted. You must have access to it and be authenticated`.
+    Signature("hf-gated-403", "auth-failure", r"(?P<kind>not in the authorized list)|GatedRepoError: 403 Client Error"
+              r"|Access to model \S+ is (?P<kind2>restricted)",
               "the token is valid but its account was not granted access to the gated repo"),
     Signature("hf-gated", "auth-failure", r"Cannot access gated repo for url (?P<url>\S+?)\.?\s*$|You are trying to access a gated repo",
               "a gated hub repo"),
@@ -52,7 +55,7 @@ REMOTE = (
                r"(?P<why>Connection refused|timeout expired|Connection timed out)",
               "PostgreSQL client: connection failed"),
     Signature("urllib3-pool", "dependency-unreachable",
-              r"HTTPS?ConnectionPool\(host='(?P<host>[^']+)', port=(?P<port>\d+)\).*?(?P<why>Connection refused|Name or service not known|"
+              r"HTTPS?ConnectionPool\(host='(?P<host>[^']+)', port=(?P<port>\d+)\).{0,600}?(?P<why>Connection refused|Name or service not known|"
               r"Temporary failure in name resolution|No address associated with hostname|nodename nor servname|timed out|getaddrinfo failed)",
               "an HTTP client could not connect"),
     Signature("go-dial-refused", "dependency-unreachable",
@@ -88,6 +91,13 @@ REMOTE = (
     Signature("grpc-unavailable", "dependency-unreachable",
               r"(?P<why>failed to connect to all addresses|DNS resolution failed)(?: for (?P<host>[\w.-]+)(?::(?P<port>\d+))?)?",
               "a gRPC client could not connect"),
+    # The server answered, with a 5xx: `requests.exceptions.HTTPError: 504 Server Error: Gateway Time-out for url:
+    # https://huggingface.co/api/models/…` / `HfHubHTTPError: 504 Server Error` (runpod-workers/worker-vllm#46,
+    # huggingface/huggingface_hub#1516), `503 Server Error: Service Unavailable for url:` (read timeouts are
+    # urllib3-pool's `Read timed out`).
+    Signature("http-5xx", "dependency-unreachable",
+              r"(?P<why>5\d\d Server Error:?[\w .-]{0,40}?) for url: https?://(?P<host>[\w.-]+)(?::(?P<port>\d+))?",
+              "the server the program calls at start answered with a 5xx (it is down or overloaded)"),
     Signature("socket-generic", "dependency-unreachable",
               r"(?P<why>\[Errno 111\] Connection refused|\[Errno -2\] Name or service not known|\[Errno -3\] Temporary failure "
               r"in name resolution|\[Errno -5\] No address associated with hostname|getaddrinfo failed|ConnectionRefusedError)",

@@ -5,13 +5,13 @@ from __future__ import annotations
 import re
 from datetime import timedelta
 from functools import lru_cache
-from typing import Iterator, List, Optional, Tuple
+from typing import Iterator, List, Tuple
 
 from . import scan as logscan
+from .lines import fold
 from ..kube import podstate
-from ..data.log_signatures import SIGNATURES
 from ..data.signals import NATIVE_CRASH_LINE, PROBE_KILL
-from ..data.log_regions import ELASTIC_REPORT, ERRORISH, LINE_PREFIX, NOT_FATAL, SUCCESS, TRACEBACK, WRAPPER
+from ..data.log_regions import ELASTIC_REPORT, ERRORISH, LINE_PREFIX, NOT_FATAL, SUCCESS, TABLE, TRACEBACK, WRAPPER
 from ..evidence import Evidence, Line
 from ..kube.objects import is_terminated
 from ..kube.timeutil import parse_time, seconds_between
@@ -21,14 +21,8 @@ from ..kube.timeutil import parse_time, seconds_between
 # without becoming Ready (that is a readiness problem, not the old crash).
 RECOVERED_AFTER_S, UNREADY_HISTORY_S = 600, 3600
 _ERRORISH, _TRACEBACK, _SUCCESS, _NOT_FATAL, _WRAPPER, _PREFIX, _REPORT = (
-    re.compile(p) for p in (ERRORISH, TRACEBACK, SUCCESS, NOT_FATAL, WRAPPER, LINE_PREFIX, ELASTIC_REPORT))
+    re.compile(p) for p in (ERRORISH, TRACEBACK, SUCCESS, NOT_FATAL, WRAPPER, LINE_PREFIX, ELASTIC_REPORT + "|" + TABLE))
 _MAX_BLOCK, _MAX_GAP, _MAX_TRAILING = 150, 2, 15
-
-
-@lru_cache(maxsize=None)
-def signatures(rule_id: Optional[str] = None) -> tuple:
-    """(Signature, compiled pattern) for one rule, or for every rule."""
-    return tuple((s, re.compile(s.pattern)) for s in SIGNATURES if rule_id is None or s.rule == rule_id)
 
 
 def recent(ev: Evidence, cs: dict) -> bool:
@@ -76,13 +70,22 @@ def log_ref(ev: Evidence, name: str, previous: bool, what: str) -> str:
     return f"{ev.target.name}/{name} {'previous ' if previous else ''}log, {what}"
 
 
-def _is_failure_line(line: str) -> bool:
-    return bool(_ERRORISH.search(line)) or any(rx.search(line) for _, rx in signatures())
+def _is_failure_line(lines: List[str], i: int) -> bool:
+    if _ERRORISH.search(lines[i]):
+        return True
+    line_views = logscan.views(lines, i)
+    return any(logscan.search(rx, line_views) for _, rx in logscan.compiled())
 
 
 def failure_block(text: str) -> List[Tuple[int, str]]:
+    """[(lineno, line)] of the failure region (see _failure_block); every crash rule asks, so it is read once per log."""
+    return list(_failure_block(text or ""))
+
+
+@lru_cache(maxsize=32)
+def _failure_block(text: str) -> Tuple[Tuple[int, str], ...]:
     """[(lineno, line)] of the failure region at the end of a log: the last error/traceback lines, reaching
-    back over at most two ordinary lines (torchrun's per-rank failure report is not counted) and never past a line
+    back over at most two ordinary lines (torchrun's per-rank failure report and text tables are not counted) and never past a line
     saying a connection or start succeeded.
     Empty when the log has no failure line near its end (the process was killed, or printed nothing)."""
     lines = logscan.clean(text or "").split("\n")
@@ -94,24 +97,27 @@ def failure_block(text: str) -> List[Tuple[int, str]]:
         line = lines[i]
         if not line.strip() or _REPORT.search(line):
             continue
-        if _is_failure_line(line) or (seen and _TRACEBACK.search(line)):
+        if _is_failure_line(lines, i) or (seen and _TRACEBACK.search(line)):
             start, gap, seen = i, 0, True
         elif _SUCCESS.search(line) or gap >= (_MAX_GAP if seen else _MAX_TRAILING):
             break
         else:
             gap += 1
-    return [(n + 1, lines[n]) for n in range(start, end)]
+    return tuple((n + 1, lines[n]) for n in range(start, end))
 
 
 def block_matches(block: List[Tuple[int, str]], rule_id: str):
     """(Signature, lineno, line, re.Match) for a rule's signatures in a failure block, newest first. A retry
     notice counts only among the last three lines (the retries ran out), never before an unrelated crash."""
     tail = {n for n, _ in [x for x in block if x[1].strip()][-3:]}
-    for lineno, line in reversed(block):
+    texts = [line for _, line in block]
+    for idx in range(len(block) - 1, -1, -1):
+        lineno, line = block[idx]
         if _NOT_FATAL.search(line) and lineno not in tail:
             continue
-        for sig, rx in signatures(rule_id):
-            m = rx.search(line)
+        line_views = logscan.views(texts, idx)
+        for sig, rx in logscan.compiled(rule_id):
+            m = logscan.search(rx, line_views)
             if m:
                 yield sig, lineno, line, m
 
@@ -143,8 +149,9 @@ def status_match(cs: dict, rule_id: str):
     RunContainerError, CreateContainerError, ContainerCannotRun) carries one of the rule's signatures."""
     for field, record in (("lastState", podstate.last_terminated(cs)), ("state", podstate.terminated(cs)),
                           ("state", podstate.waiting(cs))):
-        for _, rx in signatures(rule_id):
-            m = rx.search(record.get("message") or "")
+        message = fold(record.get("message") or "")
+        for _, rx in logscan.compiled(rule_id):
+            m = rx.search(message)
             if m:
                 return field, record, m
     return None
@@ -171,8 +178,9 @@ def tail_match(ev: Evidence, rule_id: str, lines: int = 40):
         for n in range(len(all_lines) - 1, max(-1, len(all_lines) - 1 - lines), -1):
             if _NOT_FATAL.search(all_lines[n]):
                 continue
-            for _, rx in signatures(rule_id):
-                m = rx.search(all_lines[n])
+            line_views = logscan.views(all_lines, n)
+            for _, rx in logscan.compiled(rule_id):
+                m = logscan.search(rx, line_views)
                 if m:
                     ref = log_ref(ev, c["name"], previous, f"line {n + 1}")
                     return c, cs, term, init, Line("log", ref, all_lines[n].strip()[:400]), m

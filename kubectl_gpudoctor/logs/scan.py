@@ -4,13 +4,14 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Iterable, List, Optional
+from typing import Iterable, List, Optional, Sequence, Tuple
 
 from ..data.log_signatures import SIGNATURES, Signature
 from ..evidence import Evidence, Line
+from .lines import clean, continues, segments, squeeze  # noqa: F401  (clean: the one cleaning every log reader uses)
 
-_ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)")
 # kubectl logs --timestamps prefixes and common log prefixes are kept: the pattern decides.
+View = Tuple[str, int]   # (text a pattern is searched in, the offset a match must cross: 0, or the end of a wrapped line)
 
 
 @dataclass(frozen=True)
@@ -27,14 +28,31 @@ class Match:
 
 
 @lru_cache(maxsize=None)
-def _compiled(rule: Optional[str]) -> tuple:
-    return tuple((s, re.compile(s.pattern, re.MULTILINE)) for s in SIGNATURES if rule is None or s.rule == rule)
+def compiled(rule: Optional[str] = None) -> tuple:
+    """(Signature, pattern) for one rule, or for every rule: case-insensitive unless the signature's case carries
+    meaning (a Python exception's class name, a log level)."""
+    return tuple((s, re.compile(s.pattern, 0 if s.exact_case else re.I))
+                 for s in SIGNATURES if rule is None or s.rule == rule)
 
 
-def clean(text: str) -> str:
-    """The log without ANSI color sequences or carriage-return redraws (progress bars)."""
-    text = _ANSI.sub("", text or "")
-    return "\n".join(line.rsplit("\r", 1)[-1] for line in text.split("\n"))
+def views(lines: Sequence[str], idx: int) -> List[View]:
+    """What a pattern reads for line `idx` of cleaned lines, spacing squeezed: the line; each part of it between
+    escaped newlines; the line joined with its wrapped continuation, where only a match across the join counts."""
+    line = squeeze(lines[idx])
+    out: List[View] = [(line, -1)] + [(part, -1) for part in segments(line)]
+    if idx + 1 < len(lines) and continues(line, lines[idx + 1]):
+        head = line.rstrip()
+        out.append((head + " " + squeeze(lines[idx + 1]).lstrip(), len(head)))
+    return out
+
+
+def search(rx: "re.Pattern", line_views: List[View]) -> Optional["re.Match"]:
+    """The first match of a pattern in a line's views (see views())."""
+    for text, join in line_views:
+        m = rx.search(text)
+        if m and (join < 0 or m.start() < join < m.end() - 1):
+            return m
+    return None
 
 
 def scan(ev: Evidence, pod: dict, container: str, rule: Optional[str] = None) -> List[Match]:
@@ -46,8 +64,9 @@ def scan(ev: Evidence, pod: dict, container: str, rule: Optional[str] = None) ->
             continue
         lines = clean(text).split("\n")
         for idx in range(len(lines) - 1, -1, -1):
-            for sig, rx in _compiled(rule):
-                if rx.search(lines[idx]):
+            line_views = views(lines, idx)
+            for sig, rx in compiled(rule):
+                if search(rx, line_views):
                     out.append(Match(sig, container, previous, idx + 1, lines[idx]))
     return out
 

@@ -124,6 +124,10 @@ def dependency_meaning(ev, host, port, why):
                 "", "Start the sidecar first: declare it as a native sidecar (an init container with restartPolicy: Always "
                     "and a startupProbe), or make the app retry until it listens.")
     external = host and "." in host and not re.search(r"\.svc(\.|$)|cluster\.local$|^\d+\.\d+\.\d+\.\d+$", host)
+    if re.match(r"5\d\d\b", why):
+        return (f"{host or 'the server'} answered {why}: it was reachable but failing", "",
+                "Retry later, or remove the dependency at start: for model hubs, keep the model on a volume and set "
+                "HF_HUB_OFFLINE=1 so start-up does not call the hub.")
     if external:
         return (f"the pod cannot reach {host} outside the cluster (no egress, DNS or proxy for it)", "",
                 "Allow egress to it (NetworkPolicy, firewall, HTTPS_PROXY), or remove the dependency: for model hubs, "

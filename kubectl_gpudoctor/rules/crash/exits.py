@@ -9,6 +9,7 @@ from ...logs.crashrun import (failures, find, last_lines, log_ref, match_run, na
                               probe_kills, recent, run_log, stopped_sidecar, tail_match, unprefixed, where)
 from ...data.signals import NATIVE_CRASH, PROBE_FAILED, PROBE_KILL, SIGNAL_MEANING, STOPPING, signal_of
 from ...data.app_context import LOADER_ERROR, RUNTIME_NOT_FOUND
+from ...data import event_signatures as event_sigs
 from ...kube.objects import container_resources, controller_of, meta, spec
 from ...kube.quantity import format_bytes
 from ...kube.timeutil import human_duration, seconds_between
@@ -38,9 +39,15 @@ def oom_killed(ev):
     A warning once the container has been Running and Ready for a day since, or for twice the run that ended in the kill."""
     for c, cs, init in podstate.all_container_states(ev.pod):
         term = podstate.latest_termination(cs)
-        if term.get("reason") != "OOMKilled" or stopped_sidecar(ev.pod, c, init):
+        at_start = term.get("reason") != "OOMKilled" and event_sigs.search(term.get("message") or "", "oom-killed")
+        if not (term.get("reason") == "OOMKilled" or at_start) or stopped_sidecar(ev.pod, c, init):
             continue
         limit = ((c.get("resources") or {}).get("limits") or {}).get("memory")
+        if at_start:
+            return Hit(f"Container {c['name']} never started: the runtime's init process was OOM-killed by its memory "
+                       f"limit ({format_bytes(limit) if limit else 'none set'}), before the command ran.",
+                       [status_line(c["name"], where(cs, term), term)], values={"container": c["name"],
+                       "suggested": memory_suggestion(limit or container_resources(c).get("memory"))})
         request = container_resources(c).get("memory")
         ran = seconds_between(term.get("startedAt"), term.get("finishedAt"))
         restarts = int(cs.get("restartCount") or 0)
@@ -166,7 +173,8 @@ def command_not_found(ev):
         missing = (runtime.group("cmd") or runtime.group("cmd2")) if runtime else (log[1].groupdict().get("cmd") if log else None)
         lines = [status_line(c["name"], where(cs, term) if term else "state", term or wait)] + ([log[0]] if log else [])
         cmd = " ".join((c.get("command") or []) + (c.get("args") or []))[:120] or "(the image's ENTRYPOINT)"
-        what = f"`{missing}` does not exist in the image or is not in $PATH" if missing else "exit code 127 (command not found)"
+        what = (f"`{missing}` does not exist in the image or is not in $PATH" if missing else "the command is the empty "
+                "string (`command`/`args` rendered as [\"\"])" if runtime else "exit code 127 (command not found)")
         how = "the runtime could not start it" if runtime else "the shell could not find it"
         smi = missing == "nvidia-smi"
         return Hit(f"Container {c['name']} cannot run {cmd}: {what} ({how})."
