@@ -72,6 +72,32 @@ WORDING = [
     ("/bin/bash: error while loading shared libraries: libcuda.so.1: cannot open shared object file: No such file or directory",
      "driver-libraries-missing"),
     ("Error loading shared library libcuda.so.1: No such file or directory (needed by /app/llama-server)", "driver-libraries-missing"),
+    # ROCm/HIP: no code object for this AMD GPU (ROCm/legacy-rocm-build#4909, pytorch/pytorch#164346, #73534)
+    ("RuntimeError: HIP error: invalid device function", "no-kernel-image-for-gpu"),
+    ("ERROR 06-10 07:37:15 [engine.py:458] HIP error: invalid device function", "no-kernel-image-for-gpu"),
+    ("hipErrorNoBinaryForGpu: Unable to find code object for all current devices!", "no-kernel-image-for-gpu"),
+    ('hip_code_object.cpp:92: guarantee(false && "hipErrorNoBinaryForGpu: Coudn\'t find binary for current devices!")',
+     "no-kernel-image-for-gpu"),
+    # HAMi-core's vGPU memory slice (Project-HAMi/HAMi#662)
+    ("[HAMI-core ERROR (pid:30 thread=140382094939712 allocator.c:53)]: Device 0 OOM 3171158016 / 3145728000",
+     "gpu-out-of-memory"),
+    # a hub answering 5xx at start (runpod-workers/worker-vllm#46, huggingface/huggingface_hub#1516)
+    ("huggingface_hub.utils._errors.HfHubHTTPError: 504 Server Error: Gateway Time-out for url: "
+     "https://huggingface.co/api/models/TheBloke/Nous-Capybara-34B-GPTQ", "dependency-unreachable"),
+    ("requests.exceptions.HTTPError: 503 Server Error: Service Unavailable for url: "
+     "https://huggingface.co/api/models/meta-llama/Llama-2-7b-hf", "dependency-unreachable"),
+    ("requests.exceptions.ReadTimeout: (ReadTimeoutError(\"HTTPSConnectionPool(host='huggingface.co', port=443): Read timed "
+     "out. (read timeout=10)\"), '(Request ID: 6a3c1f0e)')", "dependency-unreachable"),
+    # gated repos in Triton's one-line escaped form (awslabs/data-on-eks#605)
+    ('E0806 21:52:46.290115 1 backend_model.cc:692] "ERROR: Failed to create instance: OSError: You are trying to access '
+     'a gated repo.\\nMake sure to have access to it at https://huggingface.co/meta-llama/Meta-Llama-3-8B-Instruct.\\n403 '
+     'Client Error. (Request ID: Root=1-66b29b2d)"', "auth-failure"),
+    ("Cannot access gated repo for url https://huggingface.co/meta-llama/Meta-Llama-3-8B-Instruct/resolve/main/config.json."
+     "\\nAccess to model meta-llama/Meta-Llama-3-8B-Instruct is restricted. You must have access to it", "auth-failure"),
+    # the empty command, as the runtime reports it (Go's exec of "")
+    ('failed to create containerd task: failed to create shim task: OCI runtime create failed: runc create failed: unable '
+     'to start container process: error during container init: exec: "": executable file not found in $PATH',
+     "command-not-found"),
 ]
 
 

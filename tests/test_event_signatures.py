@@ -18,6 +18,13 @@ WORDING = [
     ("(combined from similar events): Failed to create pod sandbox: rpc error: code = Unknown desc = failed to find "
      "runtime handler nvidia from runtime list map[crun:0xc00047e300 runc:0xc00047ef00]",
      "runtime-handler-not-configured", "crio-no-handler", {"handler": "nvidia"}),
+    # the same, as a user pasted it from `kubectl describe`: a prefix typo, a wrapped line, a space in "map ["
+    # (NVIDIA/gpu-operator#1298)
+    ("Failled to create pod sandbox:rpc error code = Unknown desc = failed to find runtime handler nvidia from \n"
+     "runtime list map [crun:0x0004dd5f0 runc: 0xc0004dd790]", "runtime-handler-not-configured", "crio-no-handler",
+     {"handler": "nvidia"}),
+    ("FAILED TO FIND RUNTIME HANDLER nvidia  from  runtime list map[crun:0xc00047e300]", "runtime-handler-not-configured",
+     "crio-no-handler", {"handler": "nvidia"}),
     ('Failed to create pod sandbox: rpc error: code = Unknown desc = RuntimeHandler "nvidia" not supported',
      "runtime-handler-not-configured", "dockershim-handler", {"handler": "nvidia"}),
     ('OCI runtime create failed: unable to retrieve OCI runtime error (open /run/containerd/x/log.json: no such file or '
@@ -70,6 +77,19 @@ WORDING = [
      "volume-mount-failed", "multi-attach", {"volume": "pvc-8837"}),
     ("Unable to attach or mount volumes: unmounted volumes=[models data], unattached volumes=[models data x]: "
      "context deadline exceeded", "volume-mount-failed", "unmounted", {"volumes": "models data"}),
+    # runc/crun: the runtime's init killed by the memory limit before the command ran (aws/amazon-ecs-agent#3021,
+    # containers/crun#635)
+    ("failed to create containerd task: failed to create shim task: OCI runtime create failed: runc create failed: "
+     "unable to start container process: container init was OOM-killed (memory limit too low?): unknown",
+     "oom-killed", "init-oom", {}),
+    ("CannotStartContainerError: Error response from daemon: OCI runtime create failed: container_linux.go:380: "
+     "starting container process caused: container init was OOM-killed (memory limit too low?): unknown",
+     "oom-killed", "init-oom", {}),
+    ("Error: container create failed: OOM: the memory limit could be too low", "oom-killed", "init-oom", {}),
+    # CRI-O/crun running the legacy NVIDIA hook (NVIDIA/gpu-operator#1598)
+    ("Error: container create failed: error executing hook `/usr/local/nvidia/toolkit/nvidia-container-runtime-hook` "
+     "(exit code: 1)", "nvidia-container-cli-error", "hook-failed",
+     {"detail": "error executing hook `/usr/local/nvidia/toolkit/nvidia-container-runtime-hook` (exit code: 1)"}),
 ]
 
 

@@ -13,7 +13,7 @@ CUT = "[gpudoctor: {n} characters cut] "
 
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)")
 _SPACES = re.compile(r"[ \t\f\v]+")
-_ESCAPED_NEWLINE = re.compile(r"\\r?\\n")
+_ESCAPED_NEWLINE = re.compile(r"(?:\\r)?\\n")
 _WS = re.compile(r"\s+")
 
 

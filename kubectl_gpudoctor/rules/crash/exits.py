@@ -35,7 +35,8 @@ SETTLED_S = 86400
                   "format conversions in a separate Job.",
       snippet="# container $container\nresources:\n  requests:\n    memory: $suggested\n  limits:\n    memory: $suggested")
 def oom_killed(ev):
-    """A container's termination record says OOMKilled: the kernel's OOM killer ended it (limit reached, or node full).
+    """A container's termination record says OOMKilled: the kernel's OOM killer ended it (limit reached, or node full),
+    or the runtime says its init was OOM-killed before the command ran (StartError: the limit is far too low).
     A warning once the container has been Running and Ready for a day since, or for twice the run that ended in the kill."""
     for c, cs, init in podstate.all_container_states(ev.pod):
         term = podstate.latest_termination(cs)
@@ -153,7 +154,8 @@ def completed_under_controller(ev):
       remediation="Fix command/args of container $container to a program that exists in the image "
                   "(check with `kubectl debug` or `docker run --entrypoint sh <image>`), or use the image that has it.")
 def command_not_found(ev):
-    """Exit 127 (not the dynamic loader's), or the runtime's `executable file not found in $PATH` (StartError).
+    """Exit 127 (not the dynamic loader's), or the runtime's `executable file not found in $PATH` (StartError), an
+    empty command (`exec: ""`) included.
 
     The dynamic loader also exits 127 (`error while loading shared libraries`): the command exists, a library does not."""
     for c, cs, init in podstate.all_container_states(ev.pod):
