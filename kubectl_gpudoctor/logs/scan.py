@@ -60,15 +60,20 @@ def scan(ev: Evidence, pod: dict, container: str, rule: Optional[str] = None) ->
     out: List[Match] = []
     for previous in (True, False):
         text = ev.log(pod, container, previous)
-        if not text:
-            continue
-        lines = clean(text).split("\n")
-        for idx in range(len(lines) - 1, -1, -1):
-            line_views = views(lines, idx)
-            for sig, rx in compiled(rule):
-                if search(rx, line_views):
-                    out.append(Match(sig, container, previous, idx + 1, lines[idx]))
+        if text:
+            out += [Match(sig, container, previous, lineno, line) for sig, lineno, line in _scan_text(text, rule)]
     return out
+
+
+@lru_cache(maxsize=256)
+def _scan_text(text: str, rule: Optional[str]) -> Tuple[Tuple[Signature, int, str], ...]:
+    """(signature, line number, line) of every match in one log, from its end backwards; several rules ask."""
+    lines = clean(text).split("\n")
+    out = []
+    for idx in range(len(lines) - 1, -1, -1):
+        line_views = views(lines, idx)
+        out += [(sig, idx + 1, lines[idx]) for sig, rx in compiled(rule) if search(rx, line_views)]
+    return tuple(out)
 
 
 def first(ev: Evidence, pod: dict, containers: Iterable[str], rule: str) -> Optional[Match]:
