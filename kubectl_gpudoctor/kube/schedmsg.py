@@ -39,7 +39,8 @@ FAMILIES = {
     "volume-bind": r"didn't find available persistent volumes to bind|did not have enough free storage|"
                    r"unbound immediate PersistentVolumeClaims|persistentvolumeclaim \"[^\"]*\" (?:not found|is being deleted)|"
                    r"VolumeBindingNoMatch",
-    "dra": r"cannot allocate all claims|resourceclaim|ResourceClaim|device class \S+ does not exist",
+    "dra": r"cannot allocate all claims|resourceclaim|ResourceClaim|device class \S+ does not exist|"
+           r"waiting for resource driver",   # classic DRA (1.26-1.30): the driver's controller allocates
     "topology-spread": r"topology spread constraints",
 }
 

@@ -187,6 +187,13 @@ def _claim_blocker(ev, claim, claim_name, said):
             return _dra(f"ResourceClaim {claim_name} is unallocated: no ResourceSlice is published by driver "
                         f"{', '.join(drivers)} (DeviceClass {cls}), so no node offers the device.",
                         lines + _said(said), f"the {', '.join(drivers)} DRA driver")
+    if said and said.says(r"waiting for resource driver"):
+        # Classic DRA (Kubernetes 1.26-1.30, ResourceClass + the driver's own controller): the scheduler's
+        # DynamicResources plugin waits for that controller ("running Reserve plugin \"DynamicResources\": waiting
+        # for resource driver to allocate resource", dra-example-driver#34).
+        return _dra(f"ResourceClaim {claim_name} is unallocated: the scheduler waits for its resource driver's "
+                    f"controller to allocate it, which is not running or cannot allocate ({said.text}).",
+                    lines + [said.line], "the resource driver's controller")
     if said and said.says(r"cannot allocate all claims|device class \S+ does not exist|not available on the node"):
         offered = sum(storage.slice_devices(storage.slices_of(ev, d)) for _, c in storage.claim_device_classes(claim)
                       for d in storage.class_drivers(ev.get("DeviceClass", c) or {}))
