@@ -25,10 +25,18 @@ def pod_diagnosis(opts: Options, pod_name: Optional[str]):
     return verdict.diagnose_pod(pod_evidence(opts, pod_name), opts.ignore)
 
 
+def live_names(opts: Options, what: str, name: Optional[str]) -> None:
+    """Names typed on the command line must be Kubernetes names before any of them reaches a URL (exit 2)."""
+    from .kube import names
+    names.check(what, name)
+    names.check("namespace", opts.conn.namespace, label=True)
+
+
 def pod_evidence(opts: Options, pod_name: Optional[str]):
     if opts.source:
         from .offline.load import load
         return load(opts.source, "Pod", pod_name, opts.conn.namespace, opts.tail)
+    live_names(opts, "pod", pod_name)
     from .collect.pod import collect_pod
     return collect_pod(opts.conn, pod_name, opts.tail)
 
@@ -67,6 +75,7 @@ def node_diagnosis(opts: Options, node_name: Optional[str]):
         from .offline.load import load
         ev = load(opts.source, "Node", node_name, None, opts.tail)
     else:
+        live_names(opts, "node", node_name)
         from .collect.node import collect_node
         ev = collect_node(opts.conn, node_name, opts.tail)
     return verdict.diagnose_node(ev, opts.ignore)
@@ -79,6 +88,7 @@ def workload_diagnosis(opts: Options, alias: str, wl_name: str):
         from .offline.podsets import collect_workload
         wev, pod_evs = collect_workload(opts.source, opts.conn.namespace, alias, wl_name, opts.tail)
     else:
+        live_names(opts, alias, wl_name)
         from .collect.podsets import collect_workload
         wev, pod_evs = collect_workload(opts.conn, alias, wl_name, opts.tail)
     return verdict.diagnose_workload(wev, [verdict.diagnose_pod(e, opts.ignore) for e in pod_evs], opts.ignore)
@@ -93,6 +103,7 @@ def scan(opts: Options, all_namespaces: bool):
         from .offline.podsets import scan_pods
         found = scan_pods(opts.source, opts.conn.namespace, all_namespaces, opts.tail)
     else:
+        live_names(opts, "pod", None)
         from .collect.podsets import scan_pods
         found = scan_pods(opts.conn, all_namespaces, opts.tail)
     pods = [verdict.diagnose_pod(e, opts.ignore) for e in found.pods]
@@ -106,9 +117,11 @@ def classify(exc: BaseException) -> Optional[Tuple[Exit, str]]:
     """(exit code, one-line message) for the failures a user can cause or meet; None for bugs."""
     from .collect.api import ClusterError, TargetNotFound
     from .collect.kubeconfig import KubeconfigError, NoConfiguration
+    from .kube.names import InvalidName
+    from .offline.bundle import BundleError
     from .offline.load import OfflineError
 
-    if isinstance(exc, (OfflineError, KubeconfigError, TargetNotFound)):
+    if isinstance(exc, (OfflineError, KubeconfigError, TargetNotFound, InvalidName, BundleError)):
         return Exit.USAGE, str(exc)
     if isinstance(exc, (ClusterError, NoConfiguration)):
         return Exit.UNDIAGNOSABLE, str(exc)

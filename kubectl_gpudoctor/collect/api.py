@@ -2,11 +2,14 @@
 from __future__ import annotations
 
 import json
+import re
+import urllib.parse
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Callable, Dict, List, Optional, Tuple
 
 from ..evidence import Evidence, Gap
+from ..kube.names import safe_segment
 from ..safety.redact import secret_metadata
 
 METADATA_ONLY = "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json"
@@ -43,33 +46,54 @@ class Request:
     then: Optional[Callable] = None    # called with (Response) after it is stored
 
 
+def quote(name) -> str:
+    """A name as one path segment: '/' and every other reserved character escaped (and then refused by get)."""
+    return urllib.parse.quote(str(name), safe="")
+
+
 class Api:
     def __init__(self, client, timeout: float):
         self.client = client
         self.timeout = timeout
+        self.server = getattr(getattr(client, "configuration", None), "host", None) or "the API server"
 
     def get(self, path: str, query: Optional[Dict[str, str]] = None, accept: str = "application/json",
             text: bool = False) -> Response:
         import urllib3
         from kubernetes.client.exceptions import ApiException
 
+        bad = next((p for p in path.strip("/").split("/") if not safe_segment(p)), None)
+        if bad is not None:   # only valid names build a request path: "../" or "%2F" never reach the server
+            shown = urllib.parse.unquote(bad)[:80]
+            return Response(0, reason="invalid", message=f"not requested: {shown!r} is not a valid Kubernetes name")
         try:
             method, url, headers, _, _ = self.client.param_serialize(
                 "GET", path, query_params=list((query or {}).items()), header_params={"Accept": accept},
                 auth_settings=["BearerToken"])
             resp = self.client.call_api(method, url, header_params=headers, _request_timeout=self.timeout)
             raw = resp.read() or b""
+        except urllib3.exceptions.NewConnectionError as exc:
+            # urllib3 2.x: NewConnectionError subclasses ConnectTimeoutError, yet "connection refused" is no timeout
+            return Response(0, reason="unreachable", message=f"cannot connect to {self.server}: {_os_reason(exc)}")
+        except urllib3.exceptions.SSLError as exc:
+            return Response(0, reason="unreachable", message=f"TLS with {self.server} failed: {_tls_reason(str(exc))}")
         except (urllib3.exceptions.TimeoutError, TimeoutError):
-            return Response(0, reason="timeout", message=f"no answer within {self.timeout:g}s")
+            return Response(0, reason="timeout", message=f"no answer from {self.server} within {self.timeout:g}s")
         except urllib3.exceptions.HTTPError as exc:
-            return Response(0, reason="unreachable", message=_reason(exc))
+            return Response(0, reason="unreachable", message=f"{self.server}: {_reason(exc)}")
         except ApiException as exc:
-            return Response(exc.status or 0, reason="unreachable", message=_one_line(exc.reason or str(exc)))
+            # the client turns urllib3's SSLError into ApiException(status=0, reason="SSLError\n<detail>")
+            kind, _, detail = str(exc.reason or exc).partition("\n")
+            if kind == "SSLError":
+                return Response(0, reason="unreachable", message=f"TLS with {self.server} failed: {_tls_reason(detail)}")
+            return Response(exc.status or 0, reason="unreachable", message=f"{self.server}: {_one_line(detail or kind)}")
         except OSError as exc:
             return Response(0, reason="unreachable", message=_one_line(str(exc)))
         body_text = raw.decode("utf-8", errors="replace")
         if 200 <= resp.status < 300:
-            return Response(resp.status, body_text if text else _json(body_text), "ok")
+            if text:
+                return Response(resp.status, body_text, "ok")
+            return _object_or_gap(resp.status, _json(body_text))
         status_doc = _json(body_text) if body_text.lstrip().startswith("{") else {}
         message = (status_doc or {}).get("message") or body_text.strip()[:300] or f"HTTP {resp.status}"
         reason = {401: "unauthorized", 403: "forbidden", 404: "not-found", 504: "timeout"}.get(resp.status, "error")
@@ -114,7 +138,8 @@ def store(ev: Evidence, req: Request, resp: Response) -> None:
     elif req.log_key is not None and resp.status == 400:
         ev.mark_read(req.source)   # "previous terminated container … not found": no such log, not a gap
     else:
-        ev.add_gap(Gap(req.source, resp.reason if resp.reason != "unreachable" else "error", resp.message, req.verb))
+        reason = "error" if resp.reason in ("unreachable", "invalid") else resp.reason
+        ev.add_gap(Gap(req.source, reason, resp.message, req.verb))
 
 
 def _api_version(path: str) -> str:
@@ -125,6 +150,29 @@ def _api_version(path: str) -> str:
 def _namespace_of(path: str) -> Optional[str]:
     parts = path.split("/")
     return parts[parts.index("namespaces") + 1] if "namespaces" in parts[:-1] else None
+
+
+def _object_or_gap(status: int, body) -> Response:
+    """A 200 whose body is not the JSON object (or list object) the API promises is an error, never "nothing"."""
+    items = body.get("items") if isinstance(body, dict) else None
+    if not isinstance(body, dict) or ("items" in body and not (
+            isinstance(items, list) and all(isinstance(i, dict) for i in items))) or (
+            "items" not in body and not isinstance(body.get("metadata", {}), dict)):
+        what = type(body).__name__ if body is not None else "not JSON"
+        return Response(status, None, "error", f"HTTP {status} with an unexpected body ({what}), not a Kubernetes object")
+    return Response(status, body, "ok")
+
+
+def _os_reason(exc) -> str:
+    text = str(exc)
+    m = re.search(r"\[Errno -?\d+\] ([^'\")]+)", text)
+    return (m.group(1) if m else text.split(": ")[-1]).strip().lower() or "connection failed"
+
+
+def _tls_reason(text: str) -> str:
+    text = _one_line(text)
+    text = re.sub(r"^.*?\[SSL(?:: [A-Z_]+)?\]\s*", "", text)
+    return re.sub(r"\s*\(_ssl\.c:\d+\).*$", "", text).strip("'\") ") or "handshake failed"
 
 
 def _json(text: str):

@@ -63,6 +63,7 @@ def connect(opts: ConnOptions) -> Connection:
     from kubernetes.config.config_exception import ConfigException
 
     _check_flags(opts)
+    _quiet_client_library()
     paths = kubeconfig_paths(opts)
     cfg = type.__call__(Configuration)
     try:
@@ -137,6 +138,17 @@ def _client_class():
 
 def _client(cfg):
     return _client_class()(configuration=cfg)
+
+
+def _quiet_client_library() -> None:
+    """stderr carries one line: the client logs exec-plugin failures through the root logger (`ERROR:root:…`),
+    and urllib3 warns on every request to a server whose certificate is not verified (kubectl warns nothing)."""
+    import logging
+    import warnings
+
+    import urllib3
+    logging.getLogger().addHandler(logging.NullHandler())
+    warnings.simplefilter("ignore", urllib3.exceptions.InsecureRequestWarning)
 
 
 def _load_from_files(paths: List[str], opts: ConnOptions, cfg):

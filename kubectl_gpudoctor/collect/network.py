@@ -2,12 +2,11 @@
 from __future__ import annotations
 
 from typing import List
-from urllib.parse import quote
 
 from ..kube import multus
 from ..evidence import Evidence
 from ..kube.objects import namespace, spec
-from .api import Request
+from .api import Request, quote
 
 NAD_API = "/apis/k8s.cni.cncf.io/v1"
 MAX_FOREIGN_NADS = 8        # attachments the pod names in other namespaces, read one by one

@@ -4,14 +4,13 @@ from __future__ import annotations
 
 from datetime import datetime, timezone
 from typing import List, Optional
-from urllib.parse import quote
 
 from ..gpu import stack as gpustack, nodeview
 from ..kube import podstate, storage
 from ..data import gpu_resources as gr
 from ..evidence import Evidence, Target
 from ..kube.objects import controller_of, name, namespace, spec
-from .api import Api, Request
+from .api import Api, Request, quote
 from .kubeconfig import ConnOptions, connect
 
 LOG_LIMIT_BYTES = 256 * 1024

@@ -3,13 +3,13 @@ from __future__ import annotations
 
 from datetime import datetime, timezone
 from typing import List
-from urllib.parse import quote
 
 from ..kube import podstate
 from ..evidence import Evidence, Target
+from ..kube.names import InvalidName
 from ..kube.objects import allocatable, claim_names, config_references, gpu_request, name, node_resources, spec
 from . import network, node, scheduling, workload
-from .api import METADATA_ONLY, Api, ClusterError, Request, TargetNotFound
+from .api import METADATA_ONLY, Api, ClusterError, Request, TargetNotFound, quote
 from .kubeconfig import ConnOptions, connect
 
 # Phase-specific readers add what their rules need, in two parallel rounds.
@@ -66,6 +66,8 @@ def read_target(api: Api, path: str, what: str, ns=None) -> dict:
     if resp.reason == "ok" and isinstance(resp.body, dict):
         return resp.body
     where = f" in namespace {ns}" if ns else ""
+    if resp.reason == "invalid":
+        raise InvalidName(f"cannot read {what}{where}: {resp.message}")
     if resp.reason == "not-found":
         raise TargetNotFound(f"{what} not found{where}")
     if resp.reason in ("forbidden", "unauthorized"):

@@ -4,14 +4,13 @@ from __future__ import annotations
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timezone
 from typing import List, Tuple
-from urllib.parse import quote
 
 from ..kube import workloads
 from ..evidence import Evidence, ScanEvidence, Target
 from ..kube.objects import meta
 from ..kube.timeutil import format_time
 from ..kube.workloads import uid
-from .api import Api, ClusterError, Request
+from .api import Api, ClusterError, Request, quote
 from .kubeconfig import ConnOptions, connect
 from .pod import evidence_for, read_target
 

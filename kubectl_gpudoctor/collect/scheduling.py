@@ -3,14 +3,13 @@ StorageClasses, PVs and claim events, DRA objects, Koordinator reservations, and
 from __future__ import annotations
 
 from typing import List
-from urllib.parse import quote
 
 from ..kube import affinity, podstate, storage
 from ..gpu import stack as gpustack, nodeview
 from ..evidence import Evidence
 from ..kube.objects import allocatable, gpu_request, name, namespace, spec
 from . import node
-from .api import Request
+from .api import Request, quote
 from .node import DRA_GROUP
 
 MAX_PEER_LISTS = 6          # (term, namespace) pod lists for required pod (anti-)affinity

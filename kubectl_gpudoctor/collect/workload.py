@@ -4,12 +4,11 @@ Pending the PersistentVolumes behind its bound claims (CSI driver of a volume th
 from __future__ import annotations
 
 from typing import List, Optional
-from urllib.parse import quote
 
 from ..kube import podstate
 from ..evidence import Evidence
 from ..kube.objects import claim_names, controller_of, meta, spec, status
-from .api import Request
+from .api import Request, quote
 
 # Controller kinds worth following: kind -> (RBAC resource, namespaced). Others (custom operators' CRDs) are
 # skipped: their scope and RBAC name are not known here.

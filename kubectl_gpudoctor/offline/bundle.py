@@ -10,17 +10,23 @@ import yaml
 
 from .. import __version__
 from ..evidence import Evidence
+from ..kube.names import safe_segment
+from ..safety.redact import for_bundle, masked
 from .load import log_path, write_bundle_meta
-from ..safety.redact import for_bundle
+
+
+class BundleError(Exception):
+    """The bundle cannot be written where asked (exit 2)."""
 
 
 def files(ev: Evidence) -> dict:
-    """path -> text of every file in the bundle."""
+    """path -> text of every file in the bundle; logs whose names cannot be a path inside it are left out."""
     objects = [for_bundle(o) for kind in sorted(ev.objects) for o in ev.objects[kind]]
     out = {"bundle.yaml": yaml.safe_dump(write_bundle_meta(ev, f"kubectl-gpudoctor {__version__}"), sort_keys=False),
            "objects.yaml": yaml.safe_dump_all(objects, sort_keys=False, allow_unicode=True)}
     for key, text in sorted(ev.logs.items()):
-        out[log_path(key)] = text
+        if all(safe_segment(part) for part in key[:3]):   # a name like "../x" from a server never becomes a path
+            out[log_path(key)] = masked(text)
     return out
 
 
@@ -28,7 +34,7 @@ def write(ev: Evidence, dest: str) -> str:
     """Write to `dest`: a .tgz/.tar.gz archive (one top directory) or a directory; returns the path."""
     contents = files(ev)
     if dest.endswith((".tgz", ".tar.gz")):
-        top = f"gpudoctor-{ev.target.name}"
+        top = f"gpudoctor-{ev.target.name}" if safe_segment(ev.target.name) else "gpudoctor-bundle"
         with tarfile.open(dest, "w:gz") as tar:
             for path, text in contents.items():
                 data = text.encode("utf-8")
@@ -36,8 +42,12 @@ def write(ev: Evidence, dest: str) -> str:
                 info.size, info.mtime, info.mode = len(data), int(time.time()), 0o644
                 tar.addfile(info, io.BytesIO(data))
         return dest
+    root = os.path.realpath(dest)
     for path, text in contents.items():
-        full = os.path.join(dest, path)
+        full = os.path.join(root, path)
+        # a symlink already inside DEST must not carry a write elsewhere either
+        if not os.path.realpath(full).startswith(root + os.sep):
+            raise BundleError(f"-f {dest}: refusing to write {path} outside the directory")
         os.makedirs(os.path.dirname(full), exist_ok=True)
         with open(full, "w", encoding="utf-8") as f:
             f.write(text)
