@@ -37,7 +37,7 @@ def to_text(diag, color: bool = False, verbose: bool = False, width: Optional[in
     out += [""] + _checks(diag, s, verbose)
     if diag.gaps:
         out += ["", s("bold", "Could not read:")]
-        out += [f"{INDENT}{g['source']}: {g['reason']}" + (f" — {inert(g['detail'], False)}" if g.get("detail") else "")
+        out += [f"{INDENT}{inert(g['source'], False)}: {inert(g['reason'], False)}" + (f" — {inert(g['detail'], False)}" if g.get("detail") else "")
                 for g in diag.gaps]
     if diag.next_commands:
         out += ["", s("bold", "Next:")] + [f"{INDENT}{inert(c, False)}" for c in diag.next_commands]
@@ -110,9 +110,17 @@ def _members(diag, s, verbose: bool, width: Optional[int] = None) -> List[str]:
         shown.add(m.root_cause)
         same = sum(1 for x in diag.members if x.root_cause == m.root_cause and x.status != "healthy")
         note = f" (and {same - 1} more pod(s) with the same root cause)" if same > 1 else ""
-        out += ["", s("bold", f"── pod {m.target['name']}{note} ──")]
+        out += ["", s("bold", f"── pod {inert(m.target['name'], False)}{note} ──")]
         out += to_text(m, color=s.color, verbose=verbose, width=width).rstrip("\n").splitlines()
     return out
+
+
+def masked_note(count: int) -> str:
+    """Says that values were masked, so a reader knows the <redacted:…> markers are the tool's, not the cluster's."""
+    if not count:
+        return ""
+    return (f"\nMasked: {count} value(s) shaped like credentials (tokens, keys, passwords in URLs) are shown as "
+            f"<redacted:…>; see README, Redaction.\n")
 
 
 def scan_text(report, color: bool = False, verbose: bool = False) -> str:
@@ -128,9 +136,10 @@ def scan_text(report, color: bool = False, verbose: bool = False) -> str:
         out += ["", s("bold", "By root cause:")]
         out += [f"{INDENT}{cause:<32} {n}" for cause, n in report.by_root_cause.items()]
         out += ["", s("bold", "Next:")]
-        out += [f"{INDENT}kubectl gpudoctor {inert(target_ref(d), False)} -n {d.target['namespace']}" for d in report.items[:10]]
+        out += [f"{INDENT}kubectl gpudoctor {inert(target_ref(d), False)} -n {inert(d.target['namespace'], False)}"
+                for d in report.items[:10]]
     if report.gaps:
         out += ["", s("bold", "Could not read:")]
-        out += [f"{INDENT}{g['source']}: {g['reason']}" + (f" — {inert(g['detail'], False)}" if g.get("detail") else "")
+        out += [f"{INDENT}{inert(g['source'], False)}: {inert(g['reason'], False)}" + (f" — {inert(g['detail'], False)}" if g.get("detail") else "")
                 for g in report.gaps]
     return "\n".join(out) + "\n"

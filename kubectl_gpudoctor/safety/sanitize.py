@@ -1,7 +1,12 @@
-"""Neutralises terminal control sequences in untrusted text (logs, event messages) before it is printed."""
+"""Neutralises untrusted text (logs, event messages, names) before it is printed: control sequences made
+inert, credential-shaped values masked; one pass over every string of a document on its way to a renderer."""
 from __future__ import annotations
 
+import dataclasses
 import re
+from typing import Tuple
+
+from .redact import mask
 
 # C0 controls except tab/newline, DEL, C1 controls (0x9b is a one-byte CSI on some terminals),
 # and the bidirectional overrides that can make text read differently than it is.
@@ -19,6 +24,34 @@ def inert(text, multiline: bool = True) -> str:
     return out if multiline else out.replace("\n", "\\n")
 
 
+# What JSON and YAML (with allow_unicode) would otherwise write raw: DEL, C1 controls and the bidi overrides.
+UNSAFE_UNICODE = re.compile("[\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
 def escape_json_unsafe(text: str) -> str:
     """JSON escapes C0 itself; escape C1 and bidi characters too so a terminal showing it stays safe."""
-    return re.sub("[\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]", lambda m: f"\\u{ord(m.group(0)):04x}", text)
+    return UNSAFE_UNICODE.sub(lambda m: f"\\u{ord(m.group(0)):04x}", text)
+
+
+def neutral(doc, escape: bool = True) -> Tuple[object, int]:
+    """A copy of a report (dataclasses, dicts, lists) whose every string is masked (credentials) and, when
+    `escape`, made inert (text output; JSON and YAML escape in their own syntax); and how many values were masked."""
+    count = 0
+
+    def walk(node, depth=0):
+        nonlocal count
+        if depth > 50:
+            return node
+        if isinstance(node, str):
+            out, n = mask(node)
+            count += n
+            return inert(out) if escape else out
+        if dataclasses.is_dataclass(node) and not isinstance(node, type):
+            return dataclasses.replace(node, **{f.name: walk(getattr(node, f.name), depth + 1)
+                                                for f in dataclasses.fields(node) if f.init})
+        if isinstance(node, dict):
+            return {walk(k, depth + 1) if isinstance(k, str) else k: walk(v, depth + 1) for k, v in node.items()}
+        if isinstance(node, (list, tuple)):
+            return type(node)(walk(v, depth + 1) for v in node)
+        return node
+    return walk(doc), count
