@@ -41,6 +41,7 @@ class Check:
     id: str
     result: str      # passed | failed | unknown | not-applicable
     reason: str = ""
+    internal: bool = False   # the rule itself raised: a bug, never a fact about the cluster
 
     def to_dict(self) -> dict:
         return {"id": self.id, "result": self.result, "reason": self.reason}
@@ -64,11 +65,17 @@ class Diagnosis:
     members: List["Diagnosis"] = field(default_factory=list)   # a workload's pod diagnoses ("items")
 
     @property
+    def internal_failures(self) -> List[Check]:
+        return [c for c in self.checks if c.internal] + [c for m in self.members for c in m.internal_failures]
+
+    @property
     def exit_code(self) -> Exit:
         if any(f.severity == "critical" for f in self.findings) or self.status == "failing":
             return Exit.PROBLEM
         if self.status == "unknown" and self.health == "failing":
             return Exit.PROBLEM
+        if self.internal_failures:   # a check crashed: "no problem" cannot be claimed
+            return Exit.UNDIAGNOSABLE
         return Exit.OK
 
     def to_dict(self) -> dict:
@@ -125,7 +132,8 @@ class ScanReport:
 
     @property
     def exit_code(self) -> Exit:
-        return Exit.PROBLEM if any(d.exit_code == Exit.PROBLEM for d in self.items) else Exit.OK
+        codes = {d.exit_code for d in self.items}
+        return Exit.PROBLEM if Exit.PROBLEM in codes else Exit.UNDIAGNOSABLE if Exit.UNDIAGNOSABLE in codes else Exit.OK
 
     @property
     def status(self) -> str:

@@ -15,7 +15,7 @@ from .kube.objects import name, node_ready, spec
 from .rules import RULES
 from .rules.registry import PHASES, Hit, Rule, Unknown
 from .kube.autoscaler import scaling_up
-from .kube.timeutil import format_time
+from .kube.timeutil import format_time, human_duration
 from .kube.workloads import WORKLOAD_KINDS
 
 
@@ -43,7 +43,7 @@ def run_rules(ev: Evidence, ignore: Iterable[str] = ()) -> tuple:
         except Exception as exc:  # a rule bug must not hide the other findings
             if os.environ.get("GPUDOCTOR_STRICT"):
                 raise
-            checks.append(Check(r.id, "unknown", f"internal error: {type(exc).__name__}: {exc}"))
+            checks.append(Check(r.id, "unknown", f"internal error: {type(exc).__name__}: {exc}", internal=True))
             continue
         if hit is None:
             checks.append(Check(r.id, "passed"))
@@ -127,8 +127,13 @@ def diagnose_pod(ev: Evidence, ignore: Iterable[str] = ()) -> Diagnosis:
         health = "progressing"   # a node autoscaler is adding a node for it: being served, not stuck
     elif health == "progressing" and podstate.stuck_starting(pod, events, ev.now()):
         health = "failing"       # creating for many minutes while the kubelet keeps warning: stuck, not starting
+    unseen = None
+    if health == "progressing" and ev.pod and not ev.readable("events"):
+        age = podstate.not_started_for(pod, ev.now())
+        if age is not None:      # no events to say why, but an hour not running is stuck: decide from status
+            health, unseen = "failing", (human_duration(age), ev.gap("events"))
     status, summary = _status(findings, checks, cause, health, podstate.display_status(pod),
-                              podstate.deciding_word(pod, events))
+                              podstate.deciding_word(pod, events), unseen)
     nexts = _dedupe([c for f in order_findings(findings, cause) for c in f.next]
                     + pod_next_commands(ev))
     return Diagnosis(
@@ -163,7 +168,16 @@ def diagnose_node(ev: Evidence, ignore: Iterable[str] = ()) -> Diagnosis:
         extra=tables(ev), health=health)
 
 
-def _status(findings, checks, cause, health, shown, word=None):
+def _status(findings, checks, cause, health, shown, word=None, unseen=None):
+    status, summary = _judged(findings, checks, cause, health, shown, word, unseen)
+    broken = [c.id for c in checks if c.internal]
+    if broken and status in ("healthy", "warning"):   # a crashed check may have hidden the problem
+        return "unknown", (f"{len(broken)} check(s) failed with an internal error ({', '.join(broken[:3])}), "
+                           f"so this is not a verdict; {summary}")
+    return status, summary
+
+
+def _judged(findings, checks, cause, health, shown, word=None, unseen=None):
     if cause:
         return "failing", cause.summary
     unknown = [c for c in checks if c.result == "unknown"]
@@ -174,6 +188,10 @@ def _status(findings, checks, cause, health, shown, word=None):
         # A failing pod stays failing when no rule explains it: name the unexplained phase and quote the newest
         # word about it, and say what could not be read.
         said = f"; the newest word ({word[0]}): {word[1][:300]}" if word else ""
+        if unseen and not word:
+            age, gap = unseen
+            return "failing", (f"{shown} for {age}: not running yet, and events could not be read "
+                               f"({gap.reason if gap else 'not read'}), so nothing read says why")
         if unknown:
             return "failing", (f"{shown}: no rule explains it from what could be read{said}; "
                                f"{len(unknown)} check(s) could not run ({unknown[0].reason})")

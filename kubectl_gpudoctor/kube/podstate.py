@@ -256,6 +256,20 @@ def stuck_starting(pod: dict, events: List[dict], now: Optional[datetime]) -> bo
     return age is not None and age >= STUCK_AFTER_S and bool(deciding_events(events))
 
 
+# Without events to read, only the clock can tell stuck from slow: an hour not running is not "starting".
+STUCK_UNSEEN_AFTER_S = 60 * 60
+
+
+def not_started_for(pod: dict, now: Optional[datetime]) -> Optional[float]:
+    """Seconds a scheduled pod has been Pending (its containers not all started), when that is past
+    STUCK_UNSEEN_AFTER_S; None otherwise."""
+    if now is None or status(pod).get("phase", "Pending") != "Pending" or not is_scheduled(pod):
+        return None
+    since = (condition(pod, "PodScheduled") or {}).get("lastTransitionTime") or meta(pod).get("creationTimestamp")
+    age = seconds_between(since, now)
+    return age if age is not None and age >= STUCK_UNSEEN_AFTER_S else None
+
+
 def deciding_events(events: List[dict]) -> List[dict]:
     """The Warning events that say what blocks a pod (oldest first)."""
     return [e for e in events if e.get("type") == "Warning" and e.get("reason") not in _NOT_DECIDING]

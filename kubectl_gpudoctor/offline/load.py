@@ -6,6 +6,7 @@ import os
 import re
 import tarfile
 import tempfile
+from collections import deque
 from typing import Dict, Iterator, List, Optional, Tuple
 
 import yaml
@@ -13,6 +14,8 @@ import yaml
 from ..evidence import KNOWN_SOURCES, Evidence, Gap, Target, source_of
 from ..kube import podstate
 from ..kube.timeutil import format_time, parse_time
+from . import shapes
+from .files import OfflineError, check_archive, plain_tree, read_tail, read_text, regular
 
 LOG_SUFFIX, PREVIOUS_SUFFIX = ".log", ".previous.log"
 _DUMP_BEGIN = re.compile(r"^==== START logs for container (\S+) of pod ([^/\s]+)/(\S+) ====$")
@@ -31,10 +34,6 @@ _Loader.yaml_implicit_resolvers = {
     for first, resolvers in _Loader.yaml_implicit_resolvers.items()}
 
 
-class OfflineError(Exception):
-    """The input cannot be read as evidence (a usage error: exit 2)."""
-
-
 def load(path: str, kind: str = "Pod", name: Optional[str] = None, namespace: Optional[str] = None,
          tail: int = 80) -> Evidence:
     if path == "-":
@@ -48,11 +47,12 @@ def load(path: str, kind: str = "Pod", name: Optional[str] = None, namespace: Op
             return load(root, kind, name, namespace, tail)
     if os.path.isdir(path):
         if os.path.exists(os.path.join(path, "nodes.json")) and not os.path.exists(os.path.join(path, "bundle.yaml")):
-            objects, logs, meta = _read_dump(path)
+            objects, logs, meta = _read_dump(path, tail)
         else:
-            objects, logs, meta = _read_bundle(path)
+            objects, logs, meta = _read_bundle(path, tail)
     else:
         objects, logs, meta = _read_objects(path), {}, {}
+    shapes.check(objects, meta, path)   # malformed input is a usage error naming the field, not a crash
     return _evidence(objects, logs, meta, kind, name, namespace, tail)
 
 
@@ -106,7 +106,7 @@ def _bundle_meta_in(archive: str) -> Optional[dict]:
 
 # --- readers -------------------------------------------------------------------
 
-def _read_bundle(root: str):
+def _read_bundle(root: str, tail: int = 80):
     meta = {}
     objects: List[dict] = []
     for fname in sorted(os.listdir(root)):
@@ -128,14 +128,21 @@ def _read_bundle(root: str):
                     if not fname.endswith(LOG_SUFFIX):
                         continue
                     container = fname[: -len(PREVIOUS_SUFFIX if previous else LOG_SUFFIX)]
-                    with open(os.path.join(pod_dir, fname), encoding="utf-8", errors="replace") as f:
-                        logs[(ns, pod, container, previous)] = f.read()
+                    # only the tail, as live reads it: a saved log may be gigabytes (or a FIFO, skipped)
+                    text = read_tail(os.path.join(pod_dir, fname), _tail_lines(meta, tail))
+                    if text is not None:
+                        logs[(ns, pod, container, previous)] = text
     if not objects:
         raise OfflineError(f"--from {root}: no Kubernetes objects found (expected objects.yaml or *.json)")
     return objects, logs, meta
 
 
-def _read_dump(root: str):
+def _tail_lines(meta: dict, tail: int) -> int:
+    value = meta.get("tailLines") if isinstance(meta, dict) else None
+    return value if isinstance(value, int) and not isinstance(value, bool) and 0 < value <= 100_000 else tail
+
+
+def _read_dump(root: str, tail: int = 80):
     objects: List[dict] = []
     logs = {}
     for dirpath, _, files in os.walk(root):
@@ -144,17 +151,19 @@ def _read_dump(root: str):
             if fname.endswith(".json"):
                 objects += _read_objects(full)
             elif fname == "logs.txt":
-                logs.update(_split_dump_logs(full))
+                logs.update(_split_dump_logs(full, tail))
     return objects, logs, {"sources": sorted(_DUMP_SOURCES)}
 
 
-def _split_dump_logs(path: str) -> Dict[tuple, str]:
-    out, key, buf = {}, None, []
+def _split_dump_logs(path: str, tail: int = 80) -> Dict[tuple, str]:
+    """Each container's log tail (the last `tail` lines, lines cut at 64 KiB), streamed, never held whole."""
+    regular(path)
+    out, key, buf = {}, None, deque(maxlen=tail)
     with open(path, encoding="utf-8", errors="replace") as f:
-        for line in f:
+        for line in iter(lambda: f.readline(65536), ""):
             begin = _DUMP_BEGIN.match(line.rstrip("\n"))
             if begin:
-                key, buf = (begin.group(2), begin.group(3), begin.group(1), False), []
+                key, buf = (begin.group(2), begin.group(3), begin.group(1), False), deque(maxlen=tail)
             elif _DUMP_END.match(line.rstrip("\n")) and key:
                 out[key] = "".join(buf)
                 key = None
@@ -170,15 +179,19 @@ def _load_one(path: str):
 
 def _docs(path: str) -> Iterator:
     try:
-        with open(path, encoding="utf-8") as f:
-            text = f.read()
+        text = read_text(path)
         if path.endswith(".json") or text.lstrip().startswith(("{", "[")):
-            yield json.loads(text)
+            docs = [json.loads(text)]
         else:
-            yield from (d for d in yaml.load_all(text, Loader=_Loader) if d is not None)
+            docs = [d for d in yaml.load_all(text, Loader=_Loader) if d is not None]
+    except RecursionError:
+        raise OfflineError(f"{path}: nested too deeply to be a Kubernetes object") from None
     except (OSError, UnicodeDecodeError, ValueError, yaml.YAMLError) as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise OfflineError(f"{path}: not valid YAML/JSON ({first})") from None
+    for doc in docs:
+        plain_tree(doc, path)
+        yield doc
 
 
 def _read_objects(path: str) -> List[dict]:
@@ -207,12 +220,13 @@ def _flatten(doc: dict) -> Iterator[dict]:
 def _extract(archive: str, dest: str) -> None:
     try:
         with tarfile.open(archive, "r:*") as tar:
-            for member in tar.getmembers():
-                target = os.path.realpath(os.path.join(dest, member.name))
-                if not (member.isfile() or member.isdir()) or not target.startswith(os.path.realpath(dest) + os.sep):
-                    raise OfflineError(f"{archive}: refusing unsafe archive member {member.name!r}")
-            tar.extractall(dest)  # members checked above: regular files and directories inside dest
-    except (tarfile.TarError, OSError) as exc:
+            check_archive(tar, archive, dest)
+            # members checked above: regular files and directories inside dest, bounded in number and size
+            if hasattr(tarfile, "data_filter"):
+                tar.extractall(dest, filter="data")
+            else:
+                tar.extractall(dest)
+    except (tarfile.TarError, OSError, EOFError, ValueError) as exc:
         raise OfflineError(f"--from {archive}: not a readable .tgz ({exc})") from None
 
 
@@ -228,8 +242,13 @@ def _single_subdir(path: str) -> str:
 def _evidence(objects, logs, meta, kind, name, namespace, tail) -> Evidence:
     target = _target(objects, meta, kind, name, namespace)
     ev = Evidence(target=target, logs=logs, tail_lines=int(meta.get("tailLines") or tail))
-    for obj in objects:
-        ev.add(obj)
+    seen = set()
+    for obj in objects:   # what Evidence.add does, in one pass: thousands of saved pods stay linear
+        m = obj.get("metadata") or {}
+        key = (obj.get("kind"), m.get("namespace"), m.get("name"), m.get("uid"))
+        if obj.get("kind") and key not in seen:
+            seen.add(key)
+            ev.objects.setdefault(obj["kind"], []).append(obj)
     ev.collected_at = parse_time(meta.get("collectedAt"))
     if "sources" in meta:
         ev.sources = set(meta["sources"] or [])
@@ -253,6 +272,8 @@ def _evidence(objects, logs, meta, kind, name, namespace, tail) -> Evidence:
     for src in KNOWN_SOURCES:
         if src not in ev.sources and src not in ev.gaps and src not in skipped:
             ev.add_gap(Gap(src, "not-in-bundle", "", "get"))
+    if ev.collected_at is None:   # the clock of saved files is fixed: find the newest timestamp once, not per check
+        ev.collected_at = ev.now()
     return ev
 
 

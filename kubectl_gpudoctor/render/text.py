@@ -35,6 +35,7 @@ def to_text(diag, color: bool = False, verbose: bool = False, width: Optional[in
             out += ["", s("bold", _heading(key)), _table(value)]
     out += _members(diag, s, verbose, width)
     out += [""] + _checks(diag, s, verbose)
+    out += _internal(diag, s)
     if diag.gaps:
         out += ["", s("bold", "Could not read:")]
         out += [f"{INDENT}{inert(g['source'], False)}: {inert(g['reason'], False)}" + (f" — {inert(g['detail'], False)}" if g.get("detail") else "")
@@ -99,6 +100,15 @@ def _checks(diag, s, verbose: bool) -> List[str]:
             reason = f"  {inert(c.reason, False)}" if c.reason else ""
             out.append(f"{INDENT}{s(c.result, f'{c.result:<14}')} {c.id}{reason}")
     return out
+
+
+def _internal(diag, s) -> List[str]:
+    """Checks whose rule raised: a bug in the tool, listed so that no one reads the rest as a full verdict."""
+    broken = [c for c in diag.checks if getattr(c, "internal", False)]
+    if not broken:
+        return []
+    out = ["", s("critical", "Internal failures (a bug in kubectl gpudoctor; rerun with GPUDOCTOR_DEBUG=1 and report it):")]
+    return out + [f"{INDENT}{c.id}: {inert(c.reason, False)}" for c in broken]
 
 
 def _members(diag, s, verbose: bool, width: Optional[int] = None) -> List[str]:
