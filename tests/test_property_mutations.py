@@ -7,7 +7,7 @@ import shutil
 import tempfile
 
 import yaml
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, Phase, given, settings, strategies as st
 
 from tests.conftest import ROOT
 
@@ -56,7 +56,8 @@ def _run(argv):
     return code, out.getvalue(), err.getvalue()
 
 
-@settings(max_examples=40, deadline=30000, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@settings(max_examples=40, deadline=30000, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+          phases=[Phase.explicit, Phase.reuse, Phase.generate], database=None)
 @given(data=st.data())
 def test_mutated_real_objects_never_crash(data):
     os.environ.pop("GPUDOCTOR_STRICT", None)
@@ -82,6 +83,8 @@ def test_mutated_real_objects_never_crash(data):
             for output in ("text", "json"):
                 code, out, err = _run([what, "--from", copy, "-o", output])
                 assert code in (0, 1, 2, 3), (code, err)
+                # a check that crashes on a shape the loader let through is listed in the report (exit 3), never a
+                # traceback or a one-line "internal error"
                 assert "Traceback" not in out + err and "internal error" not in err, err
                 assert err.count("\n") <= 1, err
                 if code == 2:

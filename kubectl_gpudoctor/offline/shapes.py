@@ -78,7 +78,9 @@ def check(objects, meta, path: str) -> None:
     if problem:
         raise OfflineError(f"--from {path}: bundle.yaml: {problem}")
     for obj in objects:
-        problem = _first_problem(obj, {**_META, **SCHEMAS.get(obj.get("kind"), {})})
+        m = obj.get("metadata")
+        problem = None if isinstance(m, dict) and isinstance(m.get("name"), str) else "metadata.name: missing"
+        problem = problem or _first_problem(obj, {**_META, **SCHEMAS.get(obj.get("kind"), {})})
         if problem:
             m = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}
             ref = "/".join(str(x) for x in (m.get("namespace"), m.get("name")) if x is not None) or "?"
@@ -89,8 +91,9 @@ def _first_problem(obj, schema: dict):
     for spec_path, want in schema.items():
         if spec_path and not isinstance(obj, dict) or (spec_path and spec_path.split(".", 1)[0].rstrip("[]{}") not in obj):
             continue   # the field's top-level key is absent: nothing to check under it
+        item = spec_path.endswith(("[]", "{}")) or not spec_path   # a null list item or map value is no object
         for where, value in _values(obj, spec_path):
-            if value is not None and not _fits(value, want):
+            if (value is not None or item) and not _fits(value, want):
                 return f"{where or '(document)'}: expected {_WORDS[want]}, found {_shown(value)}"
     return None
 
