@@ -52,6 +52,7 @@ def bundle_evidence(opts: Options, command: str, target: str):
         from .offline.podsets import collect_workload
         wev, pod_evs = collect_workload(opts.source, opts.conn.namespace, alias, name, opts.tail)
     else:
+        live_names(opts, alias, name)
         from .collect.podsets import collect_workload
         wev, pod_evs = collect_workload(opts.conn, alias, name, opts.tail)
     return wev.merged(pod_evs)

@@ -15,7 +15,7 @@ from ..evidence import KNOWN_SOURCES, Evidence, Gap, Target, source_of
 from ..kube import podstate
 from ..kube.timeutil import format_time, parse_time
 from . import shapes
-from .files import OfflineError, check_archive, plain_tree, read_tail, read_text, regular
+from .files import MAX_FILE_BYTES, OfflineError, check_archive, plain_tree, read_tail, read_text, regular
 
 LOG_SUFFIX, PREVIOUS_SUFFIX = ".log", ".previous.log"
 _DUMP_BEGIN = re.compile(r"^==== START logs for container (\S+) of pod ([^/\s]+)/(\S+) ====$")
@@ -65,7 +65,9 @@ def _stdin_file() -> str:
     if not _STDIN:
         import atexit
         import sys
-        data = sys.stdin.buffer.read()
+        data = sys.stdin.buffer.read(MAX_FILE_BYTES + 1)   # bounded: `--from - < /dev/zero` ends
+        if len(data) > MAX_FILE_BYTES:
+            raise OfflineError(f"--from -: more than {MAX_FILE_BYTES // (1024 * 1024)} MiB on standard input; too large")
         if not data.strip():
             raise OfflineError("--from -: standard input is empty (pipe `kubectl get … -o yaml` or a bundle .tgz into it)")
         fd, tmp = tempfile.mkstemp(prefix="gpudoctor-stdin-", suffix=".tgz" if data[:2] == b"\x1f\x8b" else ".yaml")
