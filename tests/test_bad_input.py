@@ -67,6 +67,12 @@ def test_gzip_bomb_is_refused_before_it_is_extracted(tmp_path):
 
 def test_dev_zero_is_refused():
     _one_line_exit_2(run_plugin("--from", "/dev/zero", timeout=GUARD))
+    import subprocess
+    from tests.live import clean_env, plugin_path
+    with open("/dev/zero", "rb") as zero:   # `--from -` reads standard input, boundedly
+        proc = subprocess.run([plugin_path(), "--from", "-"], stdin=zero, capture_output=True, text=True,
+                              env=clean_env(), timeout=GUARD)
+    _one_line_exit_2(proc)
 
 
 def test_fifos_are_refused_not_waited_on(tmp_path):

@@ -15,7 +15,7 @@ from ..evidence import KNOWN_SOURCES, Evidence, Gap, Target, source_of
 from ..kube import podstate
 from ..kube.timeutil import format_time, parse_time
 from . import shapes
-from .files import MAX_FILE_BYTES, OfflineError, check_archive, plain_tree, read_tail, read_text, regular
+from .files import MAX_ARCHIVE_BYTES, MAX_ARCHIVE_MEMBERS, MAX_FILE_BYTES, OfflineError, check_archive, plain_tree, read_tail, read_text, regular
 
 LOG_SUFFIX, PREVIOUS_SUFFIX = ".log", ".previous.log"
 _DUMP_BEGIN = re.compile(r"^==== START logs for container (\S+) of pod ([^/\s]+)/(\S+) ====$")
@@ -93,15 +93,27 @@ def saved_target(path: str) -> Optional[dict]:
     return target if isinstance(target, dict) else None
 
 
+def _find_bundle_meta(tar):
+    """bundle.yaml's header, read header by header within the archive bounds: a bomb is load()'s to refuse,
+    not something to inflate here."""
+    total = 0
+    for _, m in zip(range(MAX_ARCHIVE_MEMBERS), iter(tar.next, None)):
+        if m.isfile() and os.path.basename(m.name) == "bundle.yaml" and m.name.count("/") <= 1:
+            return m if m.size <= 1024 * 1024 else None
+        total += m.size
+        if total > MAX_ARCHIVE_BYTES:
+            return None
+    return None
+
+
 def _bundle_meta_in(archive: str) -> Optional[dict]:
     try:
         with tarfile.open(archive, "r:*") as tar:
-            member = next((m for m in tar.getmembers() if m.isfile() and os.path.basename(m.name) == "bundle.yaml"
-                           and m.name.count("/") <= 1), None)
+            member = _find_bundle_meta(tar)
             if member is None:
                 return None
             doc = yaml.load(tar.extractfile(member).read().decode("utf-8", "replace"), Loader=_Loader)
-    except (tarfile.TarError, OSError, yaml.YAMLError):
+    except (tarfile.TarError, OSError, EOFError, yaml.YAMLError, RecursionError):
         return None   # load() says what is wrong with it
     return doc if isinstance(doc, dict) else None
 
