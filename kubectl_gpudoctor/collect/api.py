@@ -1,4 +1,4 @@
-"""Raw read-only GETs through the client's ApiClient (JSON bodies as plain dicts), run in a bounded pool."""
+"""Raw read-only GETs over one connection pool (JSON bodies as plain dicts), run in parallel rounds."""
 from __future__ import annotations
 
 import json
@@ -8,9 +8,10 @@ from typing import Callable, Dict, List, Optional, Tuple
 
 from ..evidence import Evidence, Gap
 from ..safety.redact import secret_metadata
+from .transport import Timeout, Unreachable
 
 METADATA_ONLY = "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json"
-POOL_SIZE = 8
+POOL_SIZE = 16   # every round of a diagnosis fits in one wave: one round trip each
 
 
 class ClusterError(Exception):
@@ -50,30 +51,19 @@ class Api:
 
     def get(self, path: str, query: Optional[Dict[str, str]] = None, accept: str = "application/json",
             text: bool = False) -> Response:
-        import urllib3
-        from kubernetes.client.exceptions import ApiException
-
         try:
-            method, url, headers, _, _ = self.client.param_serialize(
-                "GET", path, query_params=list((query or {}).items()), header_params={"Accept": accept},
-                auth_settings=["BearerToken"])
-            resp = self.client.call_api(method, url, header_params=headers, _request_timeout=self.timeout)
-            raw = resp.read() or b""
-        except (urllib3.exceptions.TimeoutError, TimeoutError):
+            status, raw = self.client.get(path, query, accept)
+        except Timeout:
             return Response(0, reason="timeout", message=f"no answer within {self.timeout:g}s")
-        except urllib3.exceptions.HTTPError as exc:
-            return Response(0, reason="unreachable", message=_reason(exc))
-        except ApiException as exc:
-            return Response(exc.status or 0, reason="unreachable", message=_one_line(exc.reason or str(exc)))
-        except OSError as exc:
+        except Unreachable as exc:
             return Response(0, reason="unreachable", message=_one_line(str(exc)))
         body_text = raw.decode("utf-8", errors="replace")
-        if 200 <= resp.status < 300:
-            return Response(resp.status, body_text if text else _json(body_text), "ok")
+        if 200 <= status < 300:
+            return Response(status, body_text if text else _json(body_text), "ok")
         status_doc = _json(body_text) if body_text.lstrip().startswith("{") else {}
-        message = (status_doc or {}).get("message") or body_text.strip()[:300] or f"HTTP {resp.status}"
-        reason = {401: "unauthorized", 403: "forbidden", 404: "not-found", 504: "timeout"}.get(resp.status, "error")
-        return Response(resp.status, status_doc, reason, _one_line(message))
+        message = (status_doc or {}).get("message") or body_text.strip()[:300] or f"HTTP {status}"
+        reason = {401: "unauthorized", 403: "forbidden", 404: "not-found", 504: "timeout"}.get(status, "error")
+        return Response(status, status_doc, reason, _one_line(message))
 
     def run(self, requests: List[Request], ev: Evidence) -> None:
         """Run requests in parallel; store each answer as objects, logs, absence or a gap."""
@@ -132,11 +122,6 @@ def _json(text: str):
         return json.loads(text)
     except ValueError:
         return None
-
-
-def _reason(exc) -> str:
-    inner = getattr(exc, "reason", None) or exc
-    return _one_line(str(inner))
 
 
 def _one_line(text: str) -> str:
