@@ -62,8 +62,7 @@ def scan_pods(opts: ConnOptions, all_namespaces: bool, tail: int = 80) -> ScanEv
     api = Api(conn.client, opts.request_timeout)
     scope = "all namespaces" if all_namespaces else f"namespace {conn.namespace}"
     where = "" if all_namespaces else f"/namespaces/{quote(conn.namespace)}"
-    pods = _list_all(api, f"/api/v1{where}/pods", scope)
-    gpu = [p for p in pods if workloads.uses_gpu(p)]
+    gpu = _list_gpu_pods(api, f"/api/v1{where}/pods", scope)
     evs = _diagnose_each(api, workloads.to_diagnose(gpu), tail)
     found = Evidence(target=Target("Scan", "", None if all_namespaces else conn.namespace))
     api.run([Request(k.resource, "list", f"{k.base}{where}/{k.resource}", kind=k.kind) for k in workloads.SCANNED]
@@ -74,8 +73,9 @@ def scan_pods(opts: ConnOptions, all_namespaces: bool, tail: int = 80) -> ScanEv
     return ScanEvidence(evs, len(gpu), scope, when, wls, list(found.gaps.values()))
 
 
-def _list_all(api: Api, path: str, scope: str) -> List[dict]:
-    """Every pod of the scope, page by page; failing to list is failing to scan (exit 3)."""
+def _list_gpu_pods(api: Api, path: str, scope: str) -> List[dict]:
+    """The GPU pods of the scope, read page by page and kept as they stream by (a page of other pods is dropped
+    before the next is read); failing to list is failing to scan (exit 3)."""
     out, token = [], None
     while True:
         query = {"limit": str(PAGE), "fieldSelector": "status.phase!=Succeeded"}
@@ -84,7 +84,7 @@ def _list_all(api: Api, path: str, scope: str) -> List[dict]:
         resp = api.get(path, query)
         if resp.reason != "ok":
             raise ClusterError(f"cannot list pods in {scope}: {resp.message}")
-        out += [dict(p, kind="Pod", apiVersion="v1") for p in resp.body.get("items") or []]
+        out += [dict(p, kind="Pod", apiVersion="v1") for p in resp.body.get("items") or [] if workloads.uses_gpu(p)]
         token = (resp.body.get("metadata") or {}).get("continue")
         if not token:
             return out
