@@ -61,7 +61,6 @@ def second_round(ev: Evidence) -> List[Request]:
     ref = controller_of(pod)
     ns = meta(pod).get("namespace")
     owner = ev.get(ref["kind"], ref["name"], ns) if ref else None
-    grand = controller_of(owner) if owner else None
     req = owner_request(owner) if owner else None
     guess = deployment_guess(pod)
     if guess:
