@@ -91,6 +91,7 @@ class Evidence:
     tail_lines: int = 80
     pod_nodes: Optional[Set[str]] = None   # nodes whose pods were listed; None: every pod is here
     _index: Dict[str, Tuple[list, Set[tuple]]] = field(default_factory=dict, repr=False, compare=False)
+    memo: Dict[tuple, object] = field(default_factory=dict, repr=False, compare=False)   # pure readings, by inputs
 
     # --- building -------------------------------------------------------
     def add(self, obj: dict, kind: Optional[str] = None) -> None:
