@@ -303,7 +303,23 @@ def main(argv=None) -> None:
         else:
             code, message = Exit.UNDIAGNOSABLE, f"internal error: {type(exc).__name__}: {exc} (set GPUDOCTOR_DEBUG=1 for details)"
         _fail(message)
-    sys.exit(int(code) if isinstance(code, int) else int(Exit.OK))
+    code = int(code) if isinstance(code, int) else int(Exit.OK)
+    if argv is None:   # the installed command (tests call main(argv) and catch SystemExit)
+        _exit_now(code)
+    sys.exit(code)
+
+
+def _exit_now(code: int) -> None:
+    """Flush, run the atexit handlers (the kubernetes library removes its temporary credential files there), then
+    leave without the interpreter's teardown, which frees every module and object one by one for nothing."""
+    import atexit
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):   # the reader went away, or the stream is closed: nothing more to say
+            pass
+    atexit._run_exitfuncs()
+    os._exit(code)
 
 
 def _fail(message: str) -> None:

@@ -90,6 +90,8 @@ class Evidence:
     collected_at: Optional[datetime] = None
     tail_lines: int = 80
     pod_nodes: Optional[Set[str]] = None   # nodes whose pods were listed; None: every pod is here
+    _index: Dict[str, Tuple[list, Set[tuple]]] = field(default_factory=dict, repr=False, compare=False)
+    memo: Dict[tuple, object] = field(default_factory=dict, repr=False, compare=False)   # pure readings, by inputs
 
     # --- building -------------------------------------------------------
     def add(self, obj: dict, kind: Optional[str] = None) -> None:
@@ -97,10 +99,21 @@ class Evidence:
         if not kind:
             return
         bucket = self.objects.setdefault(kind, [])
+        seen = self._seen_keys(kind, bucket)
         key = _key(kind, obj)
-        if any(_key(kind, o) == key for o in bucket):
+        if key in seen:
             return
+        seen.add(key)
         bucket.append(obj)
+
+    def _seen_keys(self, kind: str, bucket: List[dict]) -> Set[tuple]:
+        """The keys held for a kind (a set, so adding n objects costs n, not n²); rebuilt when `objects` was
+        edited directly (a workload's pods narrowed, a bundle loaded)."""
+        entry = self._index.get(kind)
+        if entry is None or entry[0] is not bucket or len(entry[1]) != len(bucket):
+            entry = (bucket, {_key(kind, o) for o in bucket})
+            self._index[kind] = entry
+        return entry[1]
 
     def add_all(self, objs: Iterable[dict], kind: str) -> None:
         for obj in objs:

@@ -61,9 +61,12 @@ MESSAGES = {401: "Unauthorized", 404: "the server could not find the requested r
                  "but may still be processing the request"}
 
 
-# query: dict[str, str]; impersonate_groups: every Impersonate-Group header line (one group each, as client-go sends)
-RequestRecord = namedtuple("RequestRecord", "method path query accept user_agent status impersonate_user impersonate_groups",
-                           defaults=(None, ()))
+# query: dict[str, str]; impersonate_groups: every Impersonate-Group header line (one group each, as client-go sends);
+# depth: 1 + the deepest request answered before this one arrived, i.e. which sequential round trip of the client
+# this request belongs to (exact when answers take longer than issuing a round).
+RequestRecord = namedtuple("RequestRecord",
+                           "method path query accept user_agent status impersonate_user impersonate_groups depth",
+                           defaults=(None, (), 0))
 
 
 class ApiError(Exception):
@@ -310,8 +313,10 @@ class _TLSServer(ThreadingHTTPServer):
 
 
 class FakeApiServer:
-    def __init__(self, objects=(), logs=None, token: str = "t0ken", *, port: int = 0, username: str = DEFAULT_USER):
+    def __init__(self, objects=(), logs=None, token: str = "t0ken", *, port: int = 0, username: str = DEFAULT_USER,
+                 latency: float = 0.0):
         self.token, self.username, self.port = token, username, port
+        self.latency = latency  # seconds added to every answer, like a round trip to a remote control plane
         self.logs: dict = dict(logs or {})  # (namespace, pod, container, previous) -> text
         self.requests: list[RequestRecord] = []
         self._lock = threading.RLock()
@@ -416,6 +421,10 @@ class FakeApiServer:
     def _handle(self, h: BaseHTTPRequestHandler) -> None:
         url = urlsplit(h.path)
         query = dict(parse_qsl(url.query, keep_blank_values=True))
+        with self._lock:
+            depth = 1 + max((r.depth for r in self.requests), default=0)
+        if self.latency:
+            time.sleep(self.latency)
         if int(h.headers.get("Content-Length") or 0):  # drain a write's body so keep-alive stays in sync
             h.rfile.read(int(h.headers["Content-Length"]))
         try:
@@ -428,7 +437,7 @@ class FakeApiServer:
             self.requests.append(RequestRecord(h.command, url.path, query, h.headers.get("Accept", ""),
                                                h.headers.get("User-Agent", ""), code,
                                                h.headers.get("Impersonate-User"),
-                                               tuple(h.headers.get_all("Impersonate-Group") or ())))
+                                               tuple(h.headers.get_all("Impersonate-Group") or ()), depth))
         h.send_response(code)
         h.send_header("Content-Type", ctype)
         h.send_header("Content-Length", str(len(body)))
@@ -602,6 +611,7 @@ def main(argv=None) -> None:
     parser.add_argument("--kubeconfig", help="where to write the kubeconfig (default: a temp file)")
     parser.add_argument("--token", default="t0ken")
     parser.add_argument("-n", "--namespace", help="the kubeconfig's namespace (default: the first pod's)")
+    parser.add_argument("--latency", type=float, default=0.0, help="seconds added to every answer")
     args = parser.parse_args(argv)
     objects, logs = load_case(args.case_dir)
     namespace = args.namespace or next((o["metadata"]["namespace"] for o in objects if o["kind"] == "Pod"
@@ -609,7 +619,7 @@ def main(argv=None) -> None:
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))  # so `kill` also removes the temp dir
     # A process started in the background inherits an ignored SIGINT; Ctrl-C must still stop the server.
     signal.signal(signal.SIGINT, signal.default_int_handler)
-    with FakeApiServer(objects, logs, token=args.token, port=args.port) as srv:
+    with FakeApiServer(objects, logs, token=args.token, port=args.port, latency=args.latency) as srv:
         kubeconfig = srv.write_kubeconfig(args.kubeconfig or srv._tmp / "kubeconfig.yaml", namespace=namespace)
         print(f"serving {args.case_dir} at {srv.url} until Ctrl-C; try: kubectl --kubeconfig {kubeconfig} get pods",
               file=sys.stderr)

@@ -508,6 +508,7 @@ def test_requests_are_recorded_with_query_accept_agent_and_status(srv):
     assert first[:6] == ("GET", "/api/v1/pods", {"fieldSelector": "spec.nodeName=gpu-node-1", "limit": "50"},
                          "application/json", "pytest-client", 200)
     assert (first.impersonate_user, first.impersonate_groups) == (None, ())
+    assert second.depth == first.depth + 1   # asked after the first was answered: the next round trip
     assert (second.path, second.status) == ("/api/v1/namespaces/ml/pods/nope", 401)
     srv.reset_requests()
     assert srv.requests == []

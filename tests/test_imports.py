@@ -33,3 +33,15 @@ def test_live_path_avoids_the_typed_api_classes():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT).stdout.split()
     assert out[1] == "False", out
     assert int(out[0]) < 50, out
+
+
+def test_live_diagnosis_with_a_plain_kubeconfig_never_imports_kubernetes(tmp_path):
+    """A token or client-certificate kubeconfig is read without the client library (exec plugins and in-cluster
+    config still go through it: tests/test_kubeconfig.py)."""
+    from tests.live import serving
+    case = os.path.join(ROOT, "tests", "scenarios", "healthy-vllm")
+    with serving(case, tmp_path, namespace="serving") as (srv, kc):
+        proc = subprocess.run([sys.executable, "-c", PROBE, "chat-6b7c9d8f4-m2kqz", "--kubeconfig", kc, "-o", "json"],
+                              capture_output=True, text=True, cwd=ROOT)
+    assert '"status": "healthy"' in proc.stdout, proc.stderr
+    assert "KUBERNETES_IMPORTED=False" in proc.stderr, proc.stderr

@@ -95,3 +95,25 @@ def test_exec_credential_plugin(tmp_path):
         proc, out = run_json(POD, "--kubeconfig", kc)
         assert proc.returncode == 0, proc.stderr
         assert out["status"] == "healthy"
+
+
+def test_inline_client_certificate_leaves_no_key_on_disk(tmp_path):
+    """client-certificate-data / client-key-data (kind, kubeadm admin.conf) load into TLS from a private temp file
+    that is removed at once; certificate-authority-data works like the file form."""
+    import base64
+    from tests.apiserver import _make_cert
+    (tmp_path / "client").mkdir()
+    cert, key = _make_cert(tmp_path / "client")   # any valid pair: the server does not ask for one
+    b64 = lambda p: base64.b64encode(p.read_bytes()).decode()
+    with serving(HEALTHY, tmp_path) as (srv, _):
+        doc = _config(srv.url, srv.ca_file, srv.token, "inline", "serving")
+        cluster = doc["clusters"][0]["cluster"]
+        cluster["certificate-authority-data"] = b64(type(tmp_path)(cluster.pop("certificate-authority")))
+        doc["users"][0]["user"].update({"client-certificate-data": b64(cert), "client-key-data": b64(key)})
+        kc = _write(tmp_path / "kc.yaml", doc)
+        scratch = tmp_path / "scratch"
+        scratch.mkdir()
+        proc, out = run_json(POD, "--kubeconfig", kc, env=clean_env(TMPDIR=str(scratch)))
+    assert proc.returncode == 0, proc.stderr
+    assert out["status"] == "healthy"
+    assert list(scratch.iterdir()) == []

@@ -1,8 +1,7 @@
-"""Raw read-only GETs through the client's ApiClient (JSON bodies as plain dicts), run in a bounded pool."""
+"""Raw read-only GETs over one connection pool (JSON bodies as plain dicts), run in parallel rounds."""
 from __future__ import annotations
 
 import json
-import re
 import urllib.parse
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -11,9 +10,10 @@ from typing import Callable, Dict, List, Optional, Tuple
 from ..evidence import Evidence, Gap
 from ..kube.names import safe_segment
 from ..safety.redact import secret_metadata
+from .transport import Timeout, Unreachable
 
 METADATA_ONLY = "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json"
-POOL_SIZE = 8
+POOL_SIZE = 16   # every round of a diagnosis fits in one wave: one round trip each
 
 
 class ClusterError(Exception):
@@ -55,49 +55,27 @@ class Api:
     def __init__(self, client, timeout: float):
         self.client = client
         self.timeout = timeout
-        self.server = getattr(getattr(client, "configuration", None), "host", None) or "the API server"
+        self.server = getattr(client, "server", None) or "the API server"
 
     def get(self, path: str, query: Optional[Dict[str, str]] = None, accept: str = "application/json",
             text: bool = False) -> Response:
-        import urllib3
-        from kubernetes.client.exceptions import ApiException
-
         bad = next((p for p in path.strip("/").split("/") if not safe_segment(p)), None)
         if bad is not None:   # only valid names build a request path: "../" or "%2F" never reach the server
             shown = urllib.parse.unquote(bad)[:80]
             return Response(0, reason="invalid", message=f"not requested: {shown!r} is not a valid Kubernetes name")
         try:
-            method, url, headers, _, _ = self.client.param_serialize(
-                "GET", path, query_params=list((query or {}).items()), header_params={"Accept": accept},
-                auth_settings=["BearerToken"])
-            resp = self.client.call_api(method, url, header_params=headers, _request_timeout=self.timeout)
-            raw = resp.read() or b""
-        except urllib3.exceptions.NewConnectionError as exc:
-            # urllib3 2.x: NewConnectionError subclasses ConnectTimeoutError, yet "connection refused" is no timeout
-            return Response(0, reason="unreachable", message=f"cannot connect to {self.server}: {_os_reason(exc)}")
-        except urllib3.exceptions.SSLError as exc:
-            return Response(0, reason="unreachable", message=f"TLS with {self.server} failed: {_tls_reason(str(exc))}")
-        except (urllib3.exceptions.TimeoutError, TimeoutError):
+            status, raw = self.client.get(path, query, accept)
+        except Timeout:
             return Response(0, reason="timeout", message=f"no answer from {self.server} within {self.timeout:g}s")
-        except urllib3.exceptions.HTTPError as exc:
-            return Response(0, reason="unreachable", message=f"{self.server}: {_reason(exc)}")
-        except ApiException as exc:
-            # the client turns urllib3's SSLError into ApiException(status=0, reason="SSLError\n<detail>")
-            kind, _, detail = str(exc.reason or exc).partition("\n")
-            if kind == "SSLError":
-                return Response(0, reason="unreachable", message=f"TLS with {self.server} failed: {_tls_reason(detail)}")
-            return Response(exc.status or 0, reason="unreachable", message=f"{self.server}: {_one_line(detail or kind)}")
-        except OSError as exc:
+        except Unreachable as exc:
             return Response(0, reason="unreachable", message=_one_line(str(exc)))
         body_text = raw.decode("utf-8", errors="replace")
-        if 200 <= resp.status < 300:
-            if text:
-                return Response(resp.status, body_text, "ok")
-            return _object_or_gap(resp.status, _json(body_text))
+        if 200 <= status < 300:
+            return Response(status, body_text, "ok") if text else _object_or_gap(status, _json(body_text))
         status_doc = _json(body_text) if body_text.lstrip().startswith("{") else {}
-        message = (status_doc or {}).get("message") or body_text.strip()[:300] or f"HTTP {resp.status}"
-        reason = {401: "unauthorized", 403: "forbidden", 404: "not-found", 504: "timeout"}.get(resp.status, "error")
-        return Response(resp.status, status_doc, reason, _one_line(message))
+        message = (status_doc or {}).get("message") or body_text.strip()[:300] or f"HTTP {status}"
+        reason = {401: "unauthorized", 403: "forbidden", 404: "not-found", 504: "timeout"}.get(status, "error")
+        return Response(status, status_doc, reason, _one_line(message))
 
     def run(self, requests: List[Request], ev: Evidence) -> None:
         """Run requests in parallel; store each answer as objects, logs, absence or a gap."""
@@ -163,28 +141,11 @@ def _object_or_gap(status: int, body) -> Response:
     return Response(status, body, "ok")
 
 
-def _os_reason(exc) -> str:
-    text = str(exc)
-    m = re.search(r"\[Errno -?\d+\] ([^'\")]+)", text)
-    return (m.group(1) if m else text.split(": ")[-1]).strip().lower() or "connection failed"
-
-
-def _tls_reason(text: str) -> str:
-    text = _one_line(text)
-    text = re.sub(r"^.*?\[SSL(?:: [A-Z_]+)?\]\s*", "", text)
-    return re.sub(r"\s*\(_ssl\.c:\d+\).*$", "", text).strip("'\") ") or "handshake failed"
-
-
 def _json(text: str):
     try:
         return json.loads(text)
     except ValueError:
         return None
-
-
-def _reason(exc) -> str:
-    inner = getattr(exc, "reason", None) or exc
-    return _one_line(str(inner))
 
 
 def _one_line(text: str) -> str:

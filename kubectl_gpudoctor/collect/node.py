@@ -2,6 +2,7 @@
 DaemonSets and logs) in a few bounded parallel rounds, and the node reads of a pod diagnosis; GET/LIST only."""
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timezone
 from typing import List, Optional
 
@@ -28,13 +29,16 @@ def collect_node(opts: ConnOptions, node_name: str, tail: int) -> Evidence:
     conn = connect(opts)
     api = Api(conn.client, opts.request_timeout)
     ev = Evidence(target=Target("Node", node_name), tail_lines=tail)
-    node = read_target(api, f"/api/v1/nodes/{quote(node_name)}", f'nodes "{node_name}"')
+    ev.collected_at = datetime.now(timezone.utc).replace(microsecond=0)
+    with ThreadPoolExecutor(max_workers=1) as one:   # the node, and all that needs only its name: one round trip
+        target = one.submit(read_target, api, f"/api/v1/nodes/{quote(node_name)}", f'nodes "{node_name}"')
+        api.run(node_requests(node_name), ev)
+        node = target.result()
     node.setdefault("kind", "Node")
     ev.add(node)
     ev.mark_read("nodes")
-    ev.collected_at = datetime.now(timezone.utc).replace(microsecond=0)
     ev.pod_nodes = {node_name}   # the node's own pods are listed; no other node's
-    api.run(node_requests(node_name) + dra_discovery(node), ev)
+    api.run(dra_discovery(node), ev)
     if _refused(ev, "events"):
         # The kubelet records node events in namespace default; a namespaced reader may still see them.
         ev.gaps.pop("events")

@@ -4,7 +4,8 @@ from __future__ import annotations
 from datetime import datetime, timezone
 from typing import List
 
-from ..kube import podstate
+from ..gpu import nodeview
+from ..kube import affinity, placement, podstate
 from ..evidence import Evidence, Target
 from ..kube.names import InvalidName
 from ..kube.objects import allocatable, claim_names, config_references, gpu_request, name, node_resources, spec
@@ -18,7 +19,7 @@ PHASE_READERS = (scheduling, workload, network, node)
 LATER_ROUNDS = ("third_round", "fourth_round")
 
 LOG_LIMIT_BYTES = 256 * 1024
-MAX_NODE_POD_LISTS = 64      # candidate GPU nodes whose pods are listed to compute free GPUs
+MAX_NODE_POD_LISTS = 3       # GPU nodes whose pods are listed for an unscheduled pod, whatever the cluster's size
 
 
 def collect_pod(opts: ConnOptions, pod_name: str, tail: int = 80) -> Evidence:
@@ -81,8 +82,9 @@ def pod_requests(pod: dict, tail: int) -> List[Request]:
     """Everything readable from the pod alone, fetched in one parallel round."""
     ns, uid = pod["metadata"]["namespace"], pod["metadata"].get("uid", "")
     base = f"/api/v1/namespaces/{quote(ns)}"
-    reqs = [Request("events", "list", f"{base}/events", {"fieldSelector": f"involvedObject.uid={uid}"}, "Event"),
-            Request("runtimeclasses", "list", "/apis/node.k8s.io/v1/runtimeclasses", kind="RuntimeClass")]
+    reqs = [Request("events", "list", f"{base}/events", {"fieldSelector": f"involvedObject.uid={uid}"}, "Event")]
+    if podstate.is_scheduled(pod):   # RuntimeClasses matter from sandbox creation on, never to the scheduler
+        reqs.append(Request("runtimeclasses", "list", "/apis/node.k8s.io/v1/runtimeclasses", kind="RuntimeClass"))
     node = spec(pod).get("nodeName")
     if node:
         reqs += [Request("nodes", "get", f"/api/v1/nodes/{quote(node)}", kind="Node"),
@@ -93,7 +95,7 @@ def pod_requests(pod: dict, tail: int) -> List[Request]:
         reqs.append(Request("persistentvolumeclaims", "get", f"{base}/persistentvolumeclaims/{quote(claim)}",
                             kind="PersistentVolumeClaim"))
     seen = set()
-    for ref in config_references(pod):
+    for ref in needed_references(pod):
         key = (ref["kind"], ref["name"])
         if key in seen:
             continue
@@ -105,6 +107,17 @@ def pod_requests(pod: dict, tail: int) -> List[Request]:
     for reader in PHASE_READERS:
         reqs += reader.first_round(pod)
     return reqs
+
+
+def needed_references(pod: dict) -> List[dict]:
+    """The Secrets and ConfigMaps worth a GET: none for a pod not yet scheduled (nothing reads them before the kubelet
+    does); those its volumes name only while it is stuck in creation (once it ran, they were there to mount)."""
+    if not podstate.is_scheduled(pod):
+        return []
+    refs = config_references(pod)
+    if podstate.stuck_in_creation(pod):
+        return refs
+    return [r for r in refs if not r["where"].startswith("volume ")]
 
 
 def log_requests(pod: dict, tail: int) -> List[Request]:
@@ -132,16 +145,19 @@ def follow_up_requests(ev: Evidence) -> List[Request]:
 
 
 def gpu_node_pod_requests(ev: Evidence) -> List[Request]:
-    """Pods on the GPU nodes an unscheduled pod could use (free = allocatable - requests), bounded."""
+    """Pods on the few GPU nodes that matter to an unscheduled pod (free = allocatable - requests), by field selector,
+    never every pod: a GPU node of the requested vendor that advertises none (its own stack may be why), then the
+    nodes that advertise what the pod requests — those its selector and taints admit first, most GPUs first."""
     pod = ev.pod
     if not podstate.is_unscheduled_pending(pod) or not ev.readable("nodes"):
         return []
     wanted = gpu_request(pod)
     if not wanted:
         return []
+    silent = [n for n in nodeview.stack_nodes(ev, pod) if not any(allocatable(n, r) > 0 for r in wanted)]
     candidates = [n for n in ev.all("Node") if any(allocatable(n, r) > 0 for r in wanted)]
-    candidates.sort(key=lambda n: -sum(allocatable(n, r) for r in node_resources(n)))
-    chosen = candidates[:MAX_NODE_POD_LISTS]
-    ev.pod_nodes = {name(n) for n in chosen}
-    return [Request("pods", "list", "/api/v1/pods", {"fieldSelector": f"spec.nodeName={name(n)}"}, "Pod")
-            for n in chosen]
+    candidates.sort(key=lambda n: (bool(affinity.selector_failures(pod, n) or placement.blocking_taints(pod, n)),
+                                   -sum(allocatable(n, r) for r in node_resources(n)), name(n)))
+    chosen = list(dict.fromkeys(name(n) for n in silent[:1] + candidates))[:MAX_NODE_POD_LISTS]
+    ev.pod_nodes = set(chosen)
+    return [Request("pods", "list", "/api/v1/pods", {"fieldSelector": f"spec.nodeName={n}"}, "Pod") for n in chosen]

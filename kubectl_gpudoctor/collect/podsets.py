@@ -5,7 +5,7 @@ from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timezone
 from typing import List, Tuple
 
-from ..kube import workloads
+from ..kube import podstate, workloads
 from ..evidence import Evidence, ScanEvidence, Target
 from ..kube.objects import meta
 from ..kube.timeutil import format_time
@@ -61,21 +61,21 @@ def scan_pods(opts: ConnOptions, all_namespaces: bool, tail: int = 80) -> ScanEv
     api = Api(conn.client, opts.request_timeout)
     scope = "all namespaces" if all_namespaces else f"namespace {conn.namespace}"
     where = "" if all_namespaces else f"/namespaces/{quote(conn.namespace)}"
-    pods = _list_all(api, f"/api/v1{where}/pods", scope)
-    gpu = [p for p in pods if workloads.uses_gpu(p)]
-    evs = _diagnose_each(api, workloads.to_diagnose(gpu), tail)
+    gpu_count, unhealthy = _list_gpu_pods(api, f"/api/v1{where}/pods", scope)
+    evs = _diagnose_each(api, workloads.to_diagnose(unhealthy), tail)
     found = Evidence(target=Target("Scan", "", None if all_namespaces else conn.namespace))
     api.run([Request(k.resource, "list", f"{k.base}{where}/{k.resource}", kind=k.kind) for k in workloads.SCANNED]
             + [Request("events", "list", f"/api/v1{where}/events", {"fieldSelector": "reason=FailedCreate"}, "Event")],
             found)
     wls = [_workload(api, o, tail) for o in workloads.scan_candidates(found)]
     when = next((format_time(e.now()) for e in evs + [w for w, _ in wls]), None)
-    return ScanEvidence(evs, len(gpu), scope, when, wls, list(found.gaps.values()))
+    return ScanEvidence(evs, gpu_count, scope, when, wls, list(found.gaps.values()))
 
 
-def _list_all(api: Api, path: str, scope: str) -> List[dict]:
-    """Every pod of the scope, page by page; failing to list is failing to scan (exit 3)."""
-    out, token = [], None
+def _list_gpu_pods(api: Api, path: str, scope: str) -> Tuple[int, List[dict]]:
+    """(GPU pods of the scope, the unhealthy ones), read page by page and kept as they stream by: a page's healthy
+    and non-GPU pods are dropped before the next page is read. Failing to list is failing to scan (exit 3)."""
+    count, out, token = 0, [], None
     while True:
         query = {"limit": str(PAGE), "fieldSelector": "status.phase!=Succeeded"}
         if token:
@@ -83,10 +83,14 @@ def _list_all(api: Api, path: str, scope: str) -> List[dict]:
         resp = api.get(path, query)
         if resp.reason != "ok":
             raise ClusterError(f"cannot list pods in {scope}: {resp.message}")
-        out += [dict(p, kind="Pod", apiVersion="v1") for p in resp.body.get("items") or []]
+        for p in resp.body.get("items") or []:
+            if workloads.uses_gpu(p):
+                count += 1
+                if podstate.health(p) != "healthy":
+                    out.append(dict(p, kind="Pod", apiVersion="v1"))
         token = (resp.body.get("metadata") or {}).get("continue")
         if not token:
-            return out
+            return count, out
 
 
 def _diagnose_each(api: Api, pods: List[dict], tail: int) -> List[Evidence]:

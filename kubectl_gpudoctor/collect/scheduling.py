@@ -18,7 +18,7 @@ LIVE_PODS = "status.phase!=Succeeded,status.phase!=Failed"
 MAX_CLAIM_EVENT_LISTS = 4
 # Koordinator's Reservation CRD (scheduling.koordinator.sh/v1alpha1, cluster-scoped); a 404 means not installed.
 RESERVATIONS = "/apis/scheduling.koordinator.sh/v1alpha1/reservations"
-MAX_STACK_LOGS = 8          # GPU-stack log tails read on the GPU nodes a pending GPU pod waits for
+MAX_STACK_LOGS = 3          # GPU-stack log tails read on the GPU nodes a pending GPU pod waits for
 MAX_PLUGIN_DS = 4           # device-plugin DaemonSets whose pods are listed by their selector
 PLUGIN_POD_LIMIT = "100"
 
@@ -87,7 +87,7 @@ def third_round(ev: Evidence) -> List[Request]:
         return []
     reqs: List[Request] = []
     for n in nodeview.stack_nodes(ev, pod):
-        reqs += node.log_requests(ev, MAX_STACK_LOGS - len(reqs), only_broken=True, node=n)
+        reqs += node.log_requests(ev, max(0, MAX_STACK_LOGS - len(reqs)), only_broken=True, node=n)
     if not _labelled(ev, pod):
         reqs += _plugin_pod_lists(ev, pod)
     return _forgiving(ev, reqs)
@@ -100,7 +100,7 @@ def fourth_round(ev: Evidence) -> List[Request]:
         return []
     reqs = _node_pod_lists(ev, pod)
     for n in nodeview.stack_nodes(ev, pod):
-        reqs += node.log_requests(ev, MAX_STACK_LOGS - len(reqs), node=n, known=False)
+        reqs += node.log_requests(ev, max(0, MAX_STACK_LOGS - len(reqs)), node=n, known=False)
     return _forgiving(ev, reqs)
 
 
@@ -127,10 +127,14 @@ def _stack_requests(ev: Evidence, pod: dict) -> List[Request]:
 
 
 def _node_pod_lists(ev: Evidence, pod: dict) -> List[Request]:
-    """Pods on the GPU nodes the pod waits for that are not listed yet (by field selector, bounded)."""
-    todo = [name(n) for n in nodeview.stack_nodes(ev, pod) if ev.pod_nodes is not None and name(n) not in ev.pod_nodes]
-    if ev.pod_nodes is not None:
-        ev.pod_nodes |= set(todo)
+    """Pods on the GPU nodes the pod waits for that are not listed yet (by field selector; all node pod lists of
+    one diagnosis stay within collect/pod.py's bound)."""
+    from .pod import MAX_NODE_POD_LISTS
+    if ev.pod_nodes is None:
+        return []
+    todo = [name(n) for n in nodeview.stack_nodes(ev, pod) if name(n) not in ev.pod_nodes]
+    todo = todo[:max(0, MAX_NODE_POD_LISTS - len(ev.pod_nodes))]
+    ev.pod_nodes |= set(todo)
     return [Request("pods", "list", "/api/v1/pods", {"fieldSelector": f"spec.nodeName={n}"}, "Pod") for n in todo]
 
 

@@ -60,6 +60,14 @@ def stack_nodes(ev: Evidence, pod: dict) -> List[dict]:
     why: nodes of the requested vendor by labels or capacity; only when there are none, the nodes where a device
     plugin for it runs (the plain plugin DaemonSet also runs on CPU nodes). Those the pod's node selector picks
     when it picks any (a selector on a label GFD would set can fail because GFD is broken); bounded."""
+    # Pure, and asked by several rules and collection rounds: remembered while the nodes and pods held are the same.
+    key = ("stack_nodes", (pod.get("metadata") or {}).get("uid"), name(pod), len(ev.all("Node")), len(ev.all("Pod")))
+    if key not in ev.memo:
+        ev.memo[key] = _stack_nodes(ev, pod)
+    return list(ev.memo[key])
+
+
+def _stack_nodes(ev: Evidence, pod: dict) -> List[dict]:
     wanted = request_vendors(pod)
     nodes = [n for n in ev.all("Node") if gpu_vendors(n) & wanted]
     if not nodes:

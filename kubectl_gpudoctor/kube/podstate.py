@@ -204,6 +204,16 @@ def creation_blocked(pod: dict) -> List[Tuple[dict, dict, bool]]:
     return out
 
 
+def stuck_in_creation(pod: dict) -> bool:
+    """On a node and stuck before its containers run: a container failing to be created or started, or nothing has
+    run yet (volumes, sandbox, images). A running pod's old creation events do not count."""
+    if not is_scheduled(pod) or terminated_by_kubelet(pod):
+        return False
+    if creation_blocked(pod):
+        return True
+    return status(pod).get("phase", "Pending") in ("Pending", "Failed") and never_ran(pod)
+
+
 def never_ran(pod: dict) -> bool:
     """No container of the pod has run yet (sandbox, volume or image stage: ContainerCreating, PodInitializing)."""
     for _, cs, _ in all_container_states(pod):

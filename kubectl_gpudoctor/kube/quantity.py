@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from decimal import Decimal, InvalidOperation
+from functools import lru_cache
 from typing import Optional
 
 _BINARY = {"Ki": 2 ** 10, "Mi": 2 ** 20, "Gi": 2 ** 30, "Ti": 2 ** 40, "Pi": 2 ** 50, "Ei": 2 ** 60}
@@ -16,7 +17,12 @@ def parse_quantity(value) -> Optional[Decimal]:
         return None
     if isinstance(value, (int, float, Decimal)):
         return Decimal(str(value))
-    text = str(value).strip()
+    return _parse_text(str(value))
+
+
+@lru_cache(maxsize=4096)   # a cluster repeats a few quantities thousands of times (Decimal is immutable)
+def _parse_text(value: str) -> Optional[Decimal]:
+    text = value.strip()
     if not text:
         return None
     for suffix, mult in _BINARY.items():

@@ -85,12 +85,7 @@ def pod_name(ev: Evidence) -> str:
 def creating(ev: Evidence) -> bool:
     """The pod is on a node and stuck before its containers run: a container failing to be created or started,
     or nothing has run yet (volumes, sandbox, images). A running pod's old creation events do not count."""
-    pod = ev.pod
-    if pod is None or not podstate.is_scheduled(pod) or podstate.terminated_by_kubelet(pod):
-        return False
-    if podstate.creation_blocked(pod):
-        return True
-    return (pod.get("status") or {}).get("phase", "Pending") in ("Pending", "Failed") and podstate.never_ran(pod)
+    return ev.pod is not None and podstate.stuck_in_creation(ev.pod)
 
 
 # Normal events that prove the kubelet got past the pod-level steps (volumes, sandbox) after an earlier failure.

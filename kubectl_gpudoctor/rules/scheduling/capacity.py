@@ -90,10 +90,11 @@ def _sharing_shortage(ev, views, pool, said, shortage):
 def _shortage_hit(ev, views, pool, said):
     table, short, never = [], [], []
     pool_names = {v.name for v in pool}
+    by_name = {v.name: v for v in reversed(views)}   # the first view of a name, as a scan from the start finds it
     for res, need in placement.requested(ev.pod).items():
         rows = placement.gpu_table(ev, res, [v.node for v in views])
         for r in rows:
-            fails = ", ".join(sorted(next(v for v in views if v.name == r["node"]).fails))
+            fails = ", ".join(sorted(by_name[r["node"]].fails))
             r["eligible"] = ("yes" + (f" (also blocked: {fails})" if fails else "")) if r["node"] in pool_names \
                 else f"no ({fails})"
         table += rows

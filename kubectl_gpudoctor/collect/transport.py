@@ -1,0 +1,168 @@
+"""One pool of keep-alive HTTPS connections to the API server (http.client + ssl, no client library); GET only."""
+from __future__ import annotations
+
+import base64
+import http.client
+import os
+import queue
+import socket
+import ssl
+import tempfile
+from dataclasses import dataclass, field
+from typing import Dict, List, Optional, Tuple
+from urllib.parse import urlencode, urlsplit
+
+USER_AGENT = "kubectl-gpudoctor"
+
+
+class Unreachable(Exception):
+    """No HTTP answer: refused, reset, TLS failure, name resolution (the message names the server)."""
+
+
+class Timeout(Exception):
+    """No answer within the request timeout."""
+
+
+@dataclass
+class Credentials:
+    """Where the API server is and how to prove who we are, as a kubeconfig (or in-cluster config) says."""
+    server: str
+    authorization: Optional[str] = None    # "Bearer …" or "Basic …"
+    ca_file: Optional[str] = None
+    ca_data: Optional[bytes] = None        # PEM
+    cert_file: Optional[str] = None
+    cert_data: Optional[bytes] = None      # PEM
+    key_file: Optional[str] = None
+    key_data: Optional[bytes] = None       # PEM
+    insecure: bool = False                 # insecure-skip-tls-verify
+    tls_server_name: Optional[str] = None
+    proxy_url: Optional[str] = None
+    headers: Dict[str, List[str]] = field(default_factory=dict)   # e.g. Impersonate-User, Impersonate-Group
+
+
+def basic_auth(username: str, password: str) -> str:
+    return "Basic " + base64.b64encode(f"{username}:{password}".encode()).decode()
+
+
+def tls_context(creds: Credentials) -> ssl.SSLContext:
+    ctx = ssl.create_default_context(cafile=creds.ca_file, cadata=creds.ca_data.decode() if creds.ca_data else None)
+    if creds.insecure:
+        ctx.check_hostname = False
+        ctx.verify_mode = ssl.CERT_NONE
+    if creds.cert_file or creds.cert_data:
+        with _as_file(creds.cert_file, creds.cert_data) as cert, _as_file(creds.key_file, creds.key_data) as key:
+            ctx.load_cert_chain(cert, key)
+    return ctx
+
+
+class _as_file:
+    """A path for PEM given as a path or as bytes (written to a private temp file, removed once loaded)."""
+
+    def __init__(self, path: Optional[str], data: Optional[bytes]):
+        self.path, self.data, self.tmp = path, data, None
+
+    def __enter__(self) -> Optional[str]:
+        if self.path or not self.data:
+            return self.path
+        fd, self.tmp = tempfile.mkstemp(prefix="gpudoctor-", suffix=".pem")
+        with os.fdopen(fd, "wb") as f:
+            f.write(self.data)
+        return self.tmp
+
+    def __exit__(self, *exc):
+        if self.tmp:
+            os.unlink(self.tmp)
+
+
+class Transport:
+    """GETs over a pool of reused connections (one TLS handshake per connection, not per request)."""
+
+    def __init__(self, creds: Credentials, timeout: Optional[float], size: int = 16):
+        url = urlsplit(creds.server)
+        self.creds, self.timeout, self.server = creds, timeout, creds.server.rstrip("/")
+        self.https = url.scheme == "https"
+        self.host, self.port = url.hostname or "localhost", url.port or (443 if self.https else 80)
+        self.prefix = url.path.rstrip("/")
+        self.ctx = tls_context(creds) if self.https else None
+        self.idle: "queue.LifoQueue[http.client.HTTPConnection]" = queue.LifoQueue(maxsize=size)
+        self.headers = {"User-Agent": USER_AGENT, "Accept-Encoding": "identity"}
+        if creds.authorization:
+            self.headers["Authorization"] = creds.authorization
+
+    def _connect(self) -> http.client.HTTPConnection:
+        proxy = urlsplit(self.creds.proxy_url) if self.creds.proxy_url else None
+        host, port = (proxy.hostname, proxy.port or 80) if proxy else (self.host, self.port)
+        if self.https:
+            conn = _TLSConnection(host, port, timeout=self.timeout, context=self.ctx,
+                                  server_name=self.creds.tls_server_name or self.host)
+        else:
+            conn = http.client.HTTPConnection(host, port, timeout=self.timeout)
+        if proxy:
+            conn.set_tunnel(self.host, self.port)
+        return conn
+
+    def get(self, path: str, query: Optional[Dict[str, str]] = None, accept: str = "application/json") -> Tuple[int, bytes]:
+        """(HTTP status, body) of one GET; raises Unreachable or Timeout when no answer arrives."""
+        url = self.prefix + path + ("?" + urlencode(query) if query else "")
+        headers = dict(self.headers, Accept=accept)
+        for attempt in (0, 1):
+            try:
+                conn = self.idle.get_nowait()
+                reused = True
+            except queue.Empty:
+                conn, reused = self._connect(), False
+            try:
+                conn.putrequest("GET", url, skip_accept_encoding=True)
+                for k, v in headers.items():
+                    conn.putheader(k, v)
+                for k, values in self.creds.headers.items():
+                    for v in values:
+                        conn.putheader(k, v)
+                conn.endheaders()
+                resp = conn.getresponse()
+                body = resp.read()
+            except (OSError, http.client.HTTPException) as exc:
+                conn.close()
+                timed_out = isinstance(exc, socket.timeout)   # TimeoutError from Python 3.10 on
+                if reused and attempt == 0 and not timed_out:
+                    continue   # a kept-alive connection the server closed meanwhile: retry once on a new one
+                if timed_out:
+                    raise Timeout(f"no answer within {self.timeout:g}s") from None
+                raise Unreachable(f"{self.server}: {_describe(exc)}") from None
+            if resp.will_close:
+                conn.close()
+            else:
+                try:
+                    self.idle.put_nowait(conn)
+                except queue.Full:
+                    conn.close()
+            return resp.status, body
+        raise Unreachable(f"{self.server}: connection closed")   # not reached
+
+    def close(self) -> None:
+        while True:
+            try:
+                self.idle.get_nowait().close()
+            except queue.Empty:
+                return
+
+
+class _TLSConnection(http.client.HTTPSConnection):
+    """HTTPS with an explicit TLS server name (kubeconfig tls-server-name) for SNI and certificate checks."""
+
+    def __init__(self, host, port, *, timeout, context, server_name):
+        super().__init__(host, port, timeout=timeout, context=context)
+        self._server_name = server_name
+
+    def connect(self):
+        http.client.HTTPConnection.connect(self)   # TCP (and the proxy tunnel, if any)
+        self.sock = self._context.wrap_socket(self.sock, server_hostname=self._server_name)
+
+
+def _describe(exc: BaseException) -> str:
+    if isinstance(exc, ssl.SSLCertVerificationError):
+        return f"certificate verify failed: {exc.verify_message}"
+    if isinstance(exc, ConnectionRefusedError):
+        return "connection refused"
+    text = str(exc).strip().splitlines()
+    return text[0][:300] if text else type(exc).__name__

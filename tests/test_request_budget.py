@@ -1,0 +1,123 @@
+"""What a live diagnosis costs the API server, counted not timed: at most 12 GETs in at most 3 sequential round trips
+for a pod in any phase (the pod, then everything the pod names, then what those answers name), and on a cluster of
+2,000 nodes and 40,000 pods a Pending GPU pod costs the same handful — never a list of every pod.
+
+The server adds a fixed delay to every answer only so that the requests of one parallel round all arrive before any is
+answered; `depth` then tells which round trip a request belongs to. Nothing here measures time."""
+import os
+
+import pytest
+
+from tests.apiserver import FakeApiServer
+from tests.casebook import CASES, expectations
+from tests.conftest import ROOT
+from tests.live import assert_read_only, run_json, serving
+
+MAX_GETS, MAX_ROUND_TRIPS = 12, 3
+SPACED = 0.2   # seconds added to every answer (see the module docstring)
+
+# The heaviest cases of each phase (by requests) in the suite: what a diagnosis there reads.
+HEAVIEST = [
+    ("crash", "oom-killed/fail-kill-after-18-days-ready-12-days-warning"),   # owner chain, PVC, Secret, two logs
+    ("scheduling", "unbound-pvc/fail-local-volume-none-available"),           # storage, nodes, GPU nodes' pods
+    ("scheduling", "volume-zone-conflict/fail-ebs-volume-in-cpu-zone"),
+    ("scheduling", "untolerated-taint/fail-multi-signal-spot-taint-and-full"),
+    ("creation", "nvidia-container-cli-error/fail-driver-not-loaded-runc11"),
+    ("creation", "missing-config-reference/fail-configmap-missing-key"),
+    ("init", "init-container-failing/fail-oom-weights-download"),
+    ("eviction", "evicted/fail-node-memory-vllm"),
+    ("network", "networkpolicy-blocks-traffic/pass-healthy-isolated-serving"),
+]
+# No node carries GPU labels, so where the device plugin runs is found by following its DaemonSet: nodes, then the
+# DaemonSets, then the plugin's pods by the DaemonSet's selector, then its log — a chain no parallel round shortens.
+NO_GPU_LABELS = "gpu-not-advertised/fail-plugin-runs-but-sees-no-gpu"
+# A Pending GPU pod whose GPU nodes' own stack is broken: the log of the broken component is read once the nodes'
+# pods are known (bounded: collect/scheduling.py MAX_STACK_LOGS).
+BROKEN_STACK = "gpu-not-advertised/fail-plugin-crashloop-nvml-not-loadable"
+
+
+def _target(path):
+    import yaml
+    with open(os.path.join(path, "bundle.yaml")) as f:
+        return yaml.safe_load(f)["target"]
+
+
+def _budget(srv):
+    gets = len(srv.requests)
+    trips = max(r.depth for r in srv.requests)
+    listing = "\n".join(f"  {r.depth} {r.path} {r.query}" for r in sorted(srv.requests, key=lambda r: r.depth))
+    return gets, trips, listing
+
+
+@pytest.mark.parametrize("case,trips", [pytest.param(c, MAX_ROUND_TRIPS, id=f"{phase}:{c}") for phase, c in HEAVIEST]
+                         + [pytest.param(BROKEN_STACK, MAX_ROUND_TRIPS + 1, id=f"scheduling:{BROKEN_STACK}"),
+                            pytest.param(NO_GPU_LABELS, MAX_ROUND_TRIPS + 2, id=f"scheduling:{NO_GPU_LABELS}")])
+def test_pod_diagnosis_request_budget(case, trips, tmp_path):
+    path = os.path.join(CASES, case)
+    target = _target(path)
+    with serving(path, tmp_path, namespace=target["namespace"], latency=SPACED) as (srv, kc):
+        proc, doc = run_json(target["name"], "--kubeconfig", kc)
+    assert_read_only(srv)
+    assert doc["rootCause"] == expectations(path).get("rootCause", doc["rootCause"]), doc["summary"]
+    gets, seen, listing = _budget(srv)
+    assert gets <= MAX_GETS, f"{gets} GETs:\n{listing}"
+    assert seen <= trips, f"{seen} sequential round trips:\n{listing}"
+
+
+@pytest.fixture(scope="module")
+def big(tmp_path_factory):
+    from tests.bigcluster import PENDING, big_cluster
+    with FakeApiServer(big_cluster()) as srv:
+        yield srv, srv.write_kubeconfig(str(tmp_path_factory.mktemp("big") / "kubeconfig"), namespace=PENDING[0])
+
+
+def test_pending_gpu_pod_on_a_big_cluster_reads_a_bounded_handful(big):
+    """2,000 nodes, 40,000 pods: the pod's verdict is the scheduler's (insufficient-gpu), from at most 12 GETs in 3
+    round trips; nodes are listed once; no pod list is unfiltered or cluster-wide without a selector."""
+    from tests.bigcluster import PENDING
+    srv, kc = big
+    srv.reset_requests()
+    srv.latency = SPACED
+    try:
+        proc, doc = run_json(PENDING[1], "--kubeconfig", kc)
+    finally:
+        srv.latency = 0.0
+    assert_read_only(srv)
+    assert proc.returncode == 1 and doc["rootCause"] == "insufficient-gpu", doc["summary"]
+    gets, trips, listing = _budget(srv)
+    assert gets <= MAX_GETS, f"{gets} GETs:\n{listing}"
+    assert trips <= MAX_ROUND_TRIPS, f"{trips} sequential round trips:\n{listing}"
+    node_lists = [r for r in srv.requests if r.path == "/api/v1/nodes"]
+    assert len(node_lists) == 1, listing
+    for r in srv.requests:
+        if r.path.endswith("/pods"):
+            assert r.query.get("fieldSelector") or r.query.get("labelSelector"), f"unfiltered pod list: {r}"
+
+
+def test_node_view_on_a_big_cluster_is_two_round_trips(big):
+    """The node and everything that needs only its name in one round trip, then what its pods name (their
+    DaemonSets, a log tail): the node's own pods by field selector, never every pod."""
+    from tests.test_node_scale import FLAPPING
+    srv, kc = big
+    srv.reset_requests()
+    srv.latency = SPACED
+    try:
+        proc, doc = run_json("node", FLAPPING, "--kubeconfig", kc)
+    finally:
+        srv.latency = 0.0
+    assert_read_only(srv)
+    assert proc.returncode == 0 and doc["status"] == "warning", proc.stderr
+    gets, trips, listing = _budget(srv)
+    assert gets <= MAX_GETS and trips <= 2, f"{gets} GETs, {trips} round trips:\n{listing}"
+
+
+def test_scan_lists_pods_in_pages(tmp_path):
+    """scan -A reads pods page by page (limit + continue), never one unbounded list."""
+    case = os.path.join(ROOT, "tests", "cases", "oom-killed", "fail-startup-peak")
+    with serving(case, tmp_path) as (srv, kc):
+        proc, doc = run_json("scan", "-A", "--kubeconfig", kc)
+    assert_read_only(srv)
+    assert proc.returncode == 1 and doc["kind"] == "ScanReport"
+    cluster_lists = [r for r in srv.requests if r.path == "/api/v1/pods" and "spec.nodeName=" not in
+                     r.query.get("fieldSelector", "")]
+    assert cluster_lists and all(r.query.get("limit") for r in cluster_lists), cluster_lists
