@@ -8,7 +8,7 @@ def _run() -> None:
         from kubectl_gpudoctor.completion import main as complete
         complete(sys.argv[2:])
     else:
-        from kubectl_gpudoctor.cli import main
+        from kubectl_gpudoctor.launch import main
         main()
 
 

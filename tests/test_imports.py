@@ -5,6 +5,7 @@ import sys
 
 import pytest
 
+from kubectl_gpudoctor import __version__
 from tests.conftest import ROOT
 
 PROBE = """
@@ -45,3 +46,12 @@ def test_live_diagnosis_with_a_plain_kubeconfig_never_imports_kubernetes(tmp_pat
                               capture_output=True, text=True, cwd=ROOT)
     assert '"status": "healthy"' in proc.stdout, proc.stderr
     assert "KUBERNETES_IMPORTED=False" in proc.stderr, proc.stderr
+
+
+def test_version_answers_before_click_loads():
+    """The installed command's `--version` (what scripts and krew call most) loads neither click nor the CLI."""
+    code = ("import sys; sys.argv[1:] = ['--version']\nimport kubectl_gpudoctor.launch as launch\n"
+            "try:\n    launch.main()\nexcept SystemExit:\n    pass\n"
+            "print(sorted(m for m in ('click', 'kubectl_gpudoctor.cli', 'kubernetes') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.splitlines() == ["kubectl-gpudoctor " + __version__, "[]"], out
