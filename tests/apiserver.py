@@ -256,6 +256,16 @@ def load_case(case_dir) -> tuple[list[dict], dict]:
     return objects, logs
 
 
+def load_cases(*cases) -> tuple[list[dict], dict]:
+    """Several case bundles served as one cluster: their objects together, their logs merged."""
+    objects, logs = [], {}
+    for case in cases:
+        o, l = load_case(case)
+        objects += o
+        logs.update(l)
+    return objects, logs
+
+
 def _make_cert(directory: Path) -> tuple[Path, Path]:
     from cryptography import x509
     from cryptography.hazmat.primitives import hashes, serialization

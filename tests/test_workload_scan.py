@@ -4,7 +4,7 @@ import os
 
 import yaml
 
-from tests.apiserver import FakeApiServer, load_case
+from tests.apiserver import FakeApiServer, load_case, load_cases
 from tests.conftest import ROOT
 from tests.live import assert_read_only, run_json, run_plugin
 
@@ -15,22 +15,13 @@ JOB = os.path.join(CASES, "job-failed", "fail-deadline-exceeded-pods-gone")
 HEALTHY = os.path.join(ROOT, "tests", "scenarios", "healthy-vllm")
 
 
-def _cluster(*cases):
-    objects, logs = [], {}
-    for case in cases:
-        o, l = load_case(case)
-        objects += o
-        logs.update(l)
-    return objects, logs
-
-
 def _targets(doc):
     return {(i["kind"], i["target"]["kind"], i["target"]["namespace"], i["target"]["name"]) for i in doc["items"]}
 
 
 def test_scan_live_reports_workloads_whose_pods_cannot_be_created(tmp_path):
     """0/2 ready because admission refuses the pods is not HEALTHY (the issue's first complaint)."""
-    objects, logs = _cluster(STS, QUOTA, JOB, HEALTHY)
+    objects, logs = load_cases(STS, QUOTA, JOB, HEALTHY)
     with FakeApiServer(objects, logs) as srv:
         kc = srv.write_kubeconfig(str(tmp_path / "kc"), namespace="serving")
         proc, doc = run_json("scan", "-A", "--kubeconfig", kc)
@@ -47,7 +38,7 @@ def test_scan_live_reports_workloads_whose_pods_cannot_be_created(tmp_path):
 
 
 def test_scan_offline_reports_the_same_workloads(tmp_path):
-    objects, _ = _cluster(STS, QUOTA, JOB, HEALTHY)
+    objects, _ = load_cases(STS, QUOTA, JOB, HEALTHY)
     path = tmp_path / "all.yaml"
     path.write_text(yaml.safe_dump({"apiVersion": "v1", "kind": "List", "items": objects}))
     proc, doc = run_json("scan", "-A", "--from", str(path))
@@ -73,7 +64,7 @@ def test_job_failed_with_no_pods_left(tmp_path):
     assert "Job was active longer than specified deadline" in doc["findings"][0]["message"]
 
 
-def _cronjob_cluster():
+def _cronjobload_cases():
     """A GPU CronJob whose Jobs the namespace quota refuses (cronjob-controller `Error creating job: …`)."""
     cj = {"apiVersion": "batch/v1", "kind": "CronJob",
           "metadata": {"name": "nightly-eval", "namespace": "serving", "uid": "3c4d5e6f-7a8b-4c9d-8e0f-1a2b3c4d5e6f",
@@ -99,7 +90,7 @@ def _cronjob_cluster():
 
 def test_cronjob_refs_and_scan(tmp_path):
     objects, logs = load_case(HEALTHY)
-    with FakeApiServer(objects + _cronjob_cluster(), logs) as srv:
+    with FakeApiServer(objects + _cronjobload_cases(), logs) as srv:
         kc = srv.write_kubeconfig(str(tmp_path / "kc"), namespace="serving")
         cj = run_json("cj/nightly-eval", "--kubeconfig", kc)
         long_form = run_json("cronjob/nightly-eval", "--kubeconfig", kc)[1]
@@ -112,7 +103,7 @@ def test_cronjob_refs_and_scan(tmp_path):
 
 
 def test_bundle_of_a_workload_replays_to_the_same_verdict(tmp_path):
-    objects, logs = _cluster(QUOTA, STS, HEALTHY)
+    objects, logs = load_cases(QUOTA, STS, HEALTHY)
     out = tmp_path / "deploy.tgz"
     sts_out = tmp_path / "sts-dir"
     with FakeApiServer(objects, logs) as srv:

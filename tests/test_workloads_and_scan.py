@@ -1,7 +1,7 @@
 """deploy/x and scan: a workload's pods and a namespace's GPU pods, offline and live against the suite's server."""
 import os
 
-from tests.apiserver import FakeApiServer, load_case
+from tests.apiserver import FakeApiServer, load_case, load_cases
 from tests.conftest import ROOT
 from tests.live import assert_read_only, run_json, run_plugin
 
@@ -11,15 +11,6 @@ STS = os.path.join(CASES, "pod-creation-rejected", "fail-statefulset-runtimeclas
 OOM = os.path.join(CASES, "oom-killed", "fail-startup-peak")
 HEALTHY = os.path.join(ROOT, "tests", "scenarios", "healthy-vllm")
 PENDING = os.path.join(ROOT, "examples", "pending-fragmented-gpus")
-
-
-def _cluster(*cases):
-    objects, logs = [], {}
-    for case in cases:
-        o, l = load_case(case)
-        objects += o
-        logs.update(l)
-    return objects, logs
 
 
 def test_workload_offline_json_document():
@@ -32,7 +23,7 @@ def test_workload_offline_json_document():
 
 
 def test_workload_live_reads_only_the_workload_and_its_pods(tmp_path):
-    objects, logs = _cluster(QUOTA, HEALTHY)
+    objects, logs = load_cases(QUOTA, HEALTHY)
     with FakeApiServer(objects, logs) as srv:
         kc = srv.write_kubeconfig(str(tmp_path / "kc"), namespace="serving")
         proc, doc = run_json("deployment/chat", "--kubeconfig", kc)
@@ -76,7 +67,7 @@ def test_workload_diagnoses_its_failing_pods(tmp_path):
 
 
 def test_scan_groups_unhealthy_gpu_pods_by_root_cause(tmp_path):
-    objects, logs = _cluster(OOM, HEALTHY, PENDING)
+    objects, logs = load_cases(OOM, HEALTHY, PENDING)
     with FakeApiServer(objects, logs) as srv:
         kc = srv.write_kubeconfig(str(tmp_path / "kc"), namespace="serving")
         proc, doc = run_json("scan", "-A", "--kubeconfig", kc)
@@ -110,7 +101,7 @@ def test_scan_forbidden_is_exit_3(tmp_path):
 
 
 def test_pod_found_in_any_namespace_with_A(tmp_path):
-    objects, logs = _cluster(OOM, HEALTHY)
+    objects, logs = load_cases(OOM, HEALTHY)
     with FakeApiServer(objects, logs) as srv:
         kc = srv.write_kubeconfig(str(tmp_path / "kc"), namespace="default")
         proc, doc = run_json("inference-7d9f8b6c5-x2x9q", "-A", "--kubeconfig", kc)
