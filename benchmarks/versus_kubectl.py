@@ -2,10 +2,11 @@
 per request; prints ratios of medians (plugin / kubectl) and, with --write, puts them in docs/performance.md.
 
     python benchmarks/versus_kubectl.py [--runs 7] [--latency 0 20 100] [--only pod,pending,node,scan,startup]
-                                        [--frozen] [--write]
+                                        [--frozen] [--editable] [--write]
 
 Each run of a scenario times the plugin and its kubectl baseline back to back (in alternating order), so a busy
-machine slows both alike; the ratio of the medians is the number to watch, not the absolute times.
+machine slows both alike; the ratio of the medians is the number to watch, not the absolute times. The plugin timed is a regular install of
+this tree with compiled bytecode (benchmarks/installed.py), as `pip install` leaves it, unless --editable.
 """
 import argparse
 import os
@@ -19,8 +20,9 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
+from benchmarks import installed  # noqa: E402
 from tests.apiserver import FakeApiServer, load_case  # noqa: E402
-from tests.live import clean_env, plugin_path  # noqa: E402
+from tests.live import clean_env, plugin_path as editable_plugin  # noqa: E402
 
 DOC = os.path.join(ROOT, "docs", "performance.md")
 BEGIN, END = "<!-- versus-kubectl:begin (benchmarks/versus_kubectl.py writes this section) -->", \
@@ -28,6 +30,11 @@ BEGIN, END = "<!-- versus-kubectl:begin (benchmarks/versus_kubectl.py writes thi
 CRASH = os.path.join(ROOT, "tests", "cases", "oom-killed", "fail-startup-peak")   # CrashLoopBackOff, OOMKilled
 CRASH_POD, CRASH_NS, CRASH_NODE = "inference-7d9f8b6c5-x2x9q", "serving", "gpu-node-01"
 SCAN_PODS = 20000
+PLUGIN = []   # the command timed: a regular install of this tree (main() fills it in)
+
+
+def plugin_path():
+    return PLUGIN[0]
 
 
 def run(cmd, env):
@@ -188,7 +195,10 @@ def main():
     parser.add_argument("--only", default="pod,pending,node,scan,startup")
     parser.add_argument("--frozen", action="store_true", help="also build the krew binary and time it (slow)")
     parser.add_argument("--write", action="store_true", help="write the table into docs/performance.md")
+    parser.add_argument("--editable", action="store_true",
+                        help="time the development install instead of a regular, bytecode-compiled install")
     args = parser.parse_args()
+    PLUGIN.append(editable_plugin() if args.editable else installed.install())
     only = set(args.only.split(","))
     kubectl = os.environ.get("KUBECTL", "kubectl")
     cache = tempfile.mkdtemp(prefix="gpudoctor-bench-kubecache-")
