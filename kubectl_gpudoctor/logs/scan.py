@@ -9,9 +9,11 @@ from typing import Iterable, List, Optional, Sequence, Tuple
 from ..data.log_signatures import SIGNATURES, Signature
 from ..evidence import Evidence, Line
 from .lines import clean, continues, segments, squeeze  # noqa: F401  (clean: the one cleaning every log reader uses)
+from .prefilter import Prefiltered, fold
 
 # kubectl logs --timestamps prefixes and common log prefixes are kept: the pattern decides.
-View = Tuple[str, int]   # (text a pattern is searched in, the offset a match must cross: 0, or the end of a wrapped line)
+# (text a pattern is searched in, the offset a match must cross: -1, or the end of a wrapped line; the text folded)
+View = Tuple[str, int, str]
 
 
 @dataclass(frozen=True)
@@ -28,28 +30,35 @@ class Match:
 
 
 @lru_cache(maxsize=None)
+def _patterns() -> dict:
+    """Every signature's pattern, each compiled on its first search of a line holding its literal text (most
+    never are): case-insensitive unless the signature's case carries meaning (an exception's class name, a log level)."""
+    return {s: Prefiltered(s.pattern, 0 if s.exact_case else re.I) for s in SIGNATURES}
+
+
+@lru_cache(maxsize=None)
 def compiled(rule: Optional[str] = None) -> tuple:
-    """(Signature, pattern) for one rule, or for every rule: case-insensitive unless the signature's case carries
-    meaning (a Python exception's class name, a log level)."""
-    return tuple((s, re.compile(s.pattern, 0 if s.exact_case else re.I))
-                 for s in SIGNATURES if rule is None or s.rule == rule)
+    """(Signature, pattern) for one rule, or for every rule."""
+    patterns = _patterns()
+    return tuple((s, patterns[s]) for s in SIGNATURES if rule is None or s.rule == rule)
 
 
 def views(lines: Sequence[str], idx: int) -> List[View]:
     """What a pattern reads for line `idx` of cleaned lines, spacing squeezed: the line; each part of it between
     escaped newlines; the line joined with its wrapped continuation, where only a match across the join counts."""
     line = squeeze(lines[idx])
-    out: List[View] = [(line, -1)] + [(part, -1) for part in segments(line)]
+    out: List[View] = [(line, -1, fold(line))] + [(part, -1, fold(part)) for part in segments(line)]
     if idx + 1 < len(lines) and continues(line, lines[idx + 1]):
         head = line.rstrip()
-        out.append((head + " " + squeeze(lines[idx + 1]).lstrip(), len(head)))
+        joined = head + " " + squeeze(lines[idx + 1]).lstrip()
+        out.append((joined, len(head), fold(joined)))
     return out
 
 
-def search(rx: "re.Pattern", line_views: List[View]) -> Optional["re.Match"]:
+def search(rx: Prefiltered, line_views: List[View]) -> Optional["re.Match"]:
     """The first match of a pattern in a line's views (see views())."""
-    for text, join in line_views:
-        m = rx.search(text)
+    for text, join, folded in line_views:
+        m = rx.search(text, folded)
         if m and (join < 0 or m.start() < join < m.end() - 1):
             return m
     return None
