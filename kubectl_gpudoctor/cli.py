@@ -229,13 +229,14 @@ def _merge(ctx, flags) -> dict:
 
 def _options(flags: dict):
     from .collect.kubeconfig import ConnOptions
-    from .rules import RULES
     from .runner import Options
     from .kube.timeutil import parse_duration
 
-    unknown = [i for i in flags.get("ignore") or () if i not in RULES]
-    if unknown:
-        raise click.UsageError(f"--ignore {unknown[0]}: no such rule (see `kubectl gpudoctor rules`)")
+    if flags.get("ignore"):   # the rules load only when asked: a diagnosis loads them while its requests run
+        from .rules import RULES
+        unknown = [i for i in flags["ignore"] if i not in RULES]
+        if unknown:
+            raise click.UsageError(f"--ignore {unknown[0]}: no such rule (see `kubectl gpudoctor rules`)")
     try:
         timeout = parse_duration(flags.get("request_timeout") or "10s")
     except ValueError as exc:
@@ -252,8 +253,6 @@ def _options(flags: dict):
 
 def _diagnose(ctx, what: str, target, flags) -> int:
     from . import runner
-    from .render import render
-    from .render.style import want_color
 
     opts = _options(flags)
     if what == "saved":   # --from without a target: what the bundle was made for
@@ -266,6 +265,8 @@ def _diagnose(ctx, what: str, target, flags) -> int:
         diag = runner.workload_diagnosis(opts, *target)
     else:
         diag = runner.scan(opts, bool(flags.get("all_namespaces")))
+    from .render import render
+    from .render.style import want_color
     from .render.wrap import terminal_width
     color = want_color(opts.color, opts.output, sys.stdout.isatty())
     if color:

@@ -7,6 +7,7 @@ from typing import List, Optional, Tuple
 
 from .collect.kubeconfig import ConnOptions
 from .exitcodes import Exit
+from .preload import Preload
 
 
 @dataclass
@@ -21,8 +22,11 @@ class Options:
 
 
 def pod_diagnosis(opts: Options, pod_name: Optional[str]):
+    preload = Preload()
+    ev = pod_evidence(opts, pod_name, preload.start)
+    preload.wait()
     from . import verdict
-    return verdict.diagnose_pod(pod_evidence(opts, pod_name), opts.ignore)
+    return verdict.diagnose_pod(ev, opts.ignore)
 
 
 def live_names(opts: Options, what: str, name: Optional[str]) -> None:
@@ -32,13 +36,14 @@ def live_names(opts: Options, what: str, name: Optional[str]) -> None:
     names.check("namespace", opts.conn.namespace, label=True)
 
 
-def pod_evidence(opts: Options, pod_name: Optional[str]):
+def pod_evidence(opts: Options, pod_name: Optional[str], connected=None):
+    """`connected()` is called once the cluster connection is set up, before the first request."""
     if opts.source:
         from .offline.load import load
         return load(opts.source, "Pod", pod_name, opts.conn.namespace, opts.tail)
     live_names(opts, "pod", pod_name)
     from .collect.pod import collect_pod
-    return collect_pod(opts.conn, pod_name, opts.tail)
+    return collect_pod(opts.conn, pod_name, opts.tail, connected)
 
 
 def bundle_evidence(opts: Options, command: str, target: str):
@@ -71,14 +76,16 @@ def saved_target(opts: Options) -> Tuple[str, object]:
 
 
 def node_diagnosis(opts: Options, node_name: Optional[str]):
-    from . import verdict
+    preload = Preload()
     if opts.source:
         from .offline.load import load
         ev = load(opts.source, "Node", node_name, None, opts.tail)
     else:
         live_names(opts, "node", node_name)
         from .collect.node import collect_node
-        ev = collect_node(opts.conn, node_name, opts.tail)
+        ev = collect_node(opts.conn, node_name, opts.tail, preload.start)
+    preload.wait()
+    from . import verdict
     return verdict.diagnose_node(ev, opts.ignore)
 
 

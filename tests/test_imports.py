@@ -55,3 +55,79 @@ def test_version_answers_before_click_loads():
             "print(sorted(m for m in ('click', 'kubectl_gpudoctor.cli', 'kubernetes') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.splitlines() == ["kubectl-gpudoctor " + __version__, "[]"], out
+
+
+def _top_level_imports():
+    """{module: modules of this package it imports at its top level}, read from the source."""
+    import ast
+    pkg_root = os.path.join(ROOT, "kubectl_gpudoctor")
+    modules = {}
+    for folder, _, files in os.walk(pkg_root):
+        for f in files:
+            if f.endswith(".py"):
+                rel = os.path.relpath(os.path.join(folder, f), ROOT)[:-3].replace(os.sep, ".")
+                modules[rel[:-len(".__init__")] if rel.endswith(".__init__") else rel] = os.path.join(folder, f)
+    graph = {}
+    for mod, path in modules.items():
+        package = mod if path.endswith("__init__.py") else mod.rpartition(".")[0]
+        deps = set()
+        for node in ast.parse(open(path, encoding="utf-8").read()).body:
+            if isinstance(node, ast.ImportFrom) and node.level:
+                base = ".".join(package.split(".")[:len(package.split(".")) - node.level + 1] + [node.module or ""]).rstrip(".")
+                deps |= {m for m in [base] + [f"{base}.{a.name}" for a in node.names] if m in modules and m != mod}
+        graph[mod] = deps
+    return graph
+
+
+def test_the_package_has_no_import_cycle():
+    """A live diagnosis imports the rules in a second thread while the first collects (kubectl_gpudoctor/preload.py);
+    concurrent imports are safe only while no module imports, at its top level, one that imports it back."""
+    graph, state, path = _top_level_imports(), {}, []
+
+    def visit(mod):
+        state[mod] = "open"
+        path.append(mod)
+        for dep in sorted(graph[mod]):
+            if mod.startswith(dep + "."):   # a module's own package runs first; its __init__ importing it is no cycle
+                continue
+            assert state.get(dep) != "open", "import cycle: " + " -> ".join(path[path.index(dep):] + [dep])
+            if dep not in state:
+                visit(dep)
+        path.pop()
+        state[mod] = "done"
+
+    for mod in sorted(graph):
+        if mod not in state:
+            visit(mod)
+    assert len(graph) > 100 and sum(map(len, graph.values())) > 300, "the graph was read"
+
+
+LOADED_WHILE_WAITING = """
+import sys
+from kubectl_gpudoctor.collect import transport
+from kubectl_gpudoctor.cli import main
+get, seen = transport.Transport.get, []
+def recording(self, *a, **k):
+    answer = get(self, *a, **k)
+    seen.append("kubectl_gpudoctor.verdict" in sys.modules and "kubectl_gpudoctor.rules.crash.exits" in sys.modules)
+    return answer
+transport.Transport.get = recording
+try:
+    main(sys.argv[1:])
+except SystemExit:
+    pass
+print("RULES_LOADED_BY_LAST_ANSWER=" + str(seen[-1]), "GETS=" + str(len(seen)), file=sys.stderr)
+"""
+
+
+@pytest.mark.parametrize("args", [["inference-7d9f8b6c5-x2x9q"], ["node", "gpu-node-01"]])
+def test_a_live_diagnosis_loads_the_rules_while_its_requests_are_in_flight(tmp_path, args):
+    """The ~100 rule modules load during the round trips, not after them (the verdict needs them only then)."""
+    from tests.live import serving
+    case = os.path.join(ROOT, "tests", "cases", "oom-killed", "fail-startup-peak")
+    with serving(case, tmp_path, namespace="serving", latency=0.3) as (srv, kc):
+        proc = subprocess.run([sys.executable, "-c", LOADED_WHILE_WAITING, *args, "--kubeconfig", kc, "-o", "json"],
+                              capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert '"status"' in proc.stdout, proc.stderr
+    assert "RULES_LOADED_BY_LAST_ANSWER=True" in proc.stderr, proc.stderr
+

@@ -24,10 +24,13 @@ MAX_CLAIMS = 16             # ResourceClaims of the node's pods read for the DRA
 FALLBACK_DS_NAMESPACES = ("kube-system",)
 
 
-def collect_node(opts: ConnOptions, node_name: str, tail: int) -> Evidence:
+def collect_node(opts: ConnOptions, node_name: str, tail: int, connected=None) -> Evidence:
+    """`connected()`, when given, is called once the connection is set up and the first request is next."""
     from .pod import read_target
     conn = connect(opts)
     api = Api(conn.client, opts.request_timeout)
+    if connected:
+        connected()
     ev = Evidence(target=Target("Node", node_name), tail_lines=tail)
     ev.collected_at = datetime.now(timezone.utc).replace(microsecond=0)
     with ThreadPoolExecutor(max_workers=1) as one:   # the node, and all that needs only its name: one round trip

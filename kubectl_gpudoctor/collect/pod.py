@@ -22,9 +22,12 @@ LOG_LIMIT_BYTES = 256 * 1024
 MAX_NODE_POD_LISTS = 3       # GPU nodes whose pods are listed for an unscheduled pod, whatever the cluster's size
 
 
-def collect_pod(opts: ConnOptions, pod_name: str, tail: int = 80) -> Evidence:
+def collect_pod(opts: ConnOptions, pod_name: str, tail: int = 80, connected=None) -> Evidence:
+    """`connected()`, when given, is called once the connection is set up and the first request is next."""
     conn = connect(opts)
     api = Api(conn.client, opts.request_timeout)
+    if connected:
+        connected()
     if opts.all_namespaces and not opts.namespace:
         return evidence_for(api, find_pod(api, pod_name), tail)
     ns = conn.namespace
