@@ -1,14 +1,32 @@
-"""The installed command's entry point: `--version` answers before click and the CLI load (scripts and krew call
-it most); every other command runs the CLI."""
+"""The installed command's entry point: `--version` and the top-level `--help` answer before click and the CLI
+load (scripts, krew and first-time users call them most); every other command runs the CLI."""
 import sys
 
 from . import __version__
 
+MAX_CONTENT_WIDTH = 100   # cli.CONTEXT's: click wraps help at min(terminal columns, this) - 2
+
 
 def main() -> None:
-    if sys.argv[1:] in (["--version"], ["version"]):
-        sys.stdout.write(f"kubectl-gpudoctor {__version__}\n")
-        sys.stdout.flush()
-        sys.exit(0)
+    args = sys.argv[1:]
+    if args in (["--version"], ["version"]):
+        _print(f"kubectl-gpudoctor {__version__}\n")
+    if args in (["--help"], ["-h"]):
+        text = _saved_help()
+        if text is not None:
+            _print(text)
     from .cli import main as run
     run()
+
+
+def _saved_help():
+    """click's own help text for this terminal's width, saved by render/helpcache.py; None for other widths."""
+    import shutil
+    from .helptext import BY_WIDTH
+    return BY_WIDTH.get(max(min(shutil.get_terminal_size().columns, MAX_CONTENT_WIDTH) - 2, 50))
+
+
+def _print(text: str) -> None:
+    sys.stdout.write(text)
+    sys.stdout.flush()
+    sys.exit(0)

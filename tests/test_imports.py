@@ -131,3 +131,31 @@ def test_a_live_diagnosis_loads_the_rules_while_its_requests_are_in_flight(tmp_p
     assert '"status"' in proc.stdout, proc.stderr
     assert "RULES_LOADED_BY_LAST_ANSWER=True" in proc.stderr, proc.stderr
 
+
+
+LAUNCH = "import sys; sys.argv[0] = 'kubectl-gpudoctor'\nfrom kubectl_gpudoctor.launch import main\nmain()"
+
+
+@pytest.mark.parametrize("columns", ["40", "60", "80", "100", "101", "102", "150", "250"])
+@pytest.mark.parametrize("flag", ["--help", "-h"])
+def test_top_level_help_is_clicks_own_at_every_width(columns, flag):
+    """The installed command answers --help from kubectl_gpudoctor/helptext.py without loading click, for the
+    widths it saved; whatever the width, the bytes are those click prints (a stale helptext.py fails here:
+    python -m kubectl_gpudoctor.render.helpcache > kubectl_gpudoctor/helptext.py)."""
+    env = dict(os.environ, COLUMNS=columns)
+    fast = subprocess.run([sys.executable, "-c", LAUNCH, flag], capture_output=True, text=True, env=env, cwd=ROOT)
+    click_ = subprocess.run([sys.executable, "-m", "kubectl_gpudoctor", flag], capture_output=True, text=True, env=env,
+                            cwd=ROOT)
+    assert (fast.returncode, fast.stdout, fast.stderr) == (click_.returncode, click_.stdout, click_.stderr) == \
+        (0, click_.stdout, "")
+
+
+def test_saved_help_loads_no_click_at_the_common_widths():
+    from kubectl_gpudoctor import cli, launch
+    assert launch.MAX_CONTENT_WIDTH == cli.CONTEXT["max_content_width"]
+    for columns in ("80", "120"):
+        code = LAUNCH.replace("main()", "try:\n    main()\nexcept SystemExit:\n    pass\n"
+                              "print('click' in sys.modules, file=sys.stderr)")
+        proc = subprocess.run([sys.executable, "-c", code, "--help"], capture_output=True, text=True,
+                              env=dict(os.environ, COLUMNS=columns), cwd=ROOT)
+        assert proc.stdout.startswith("Usage: kubectl gpudoctor") and proc.stderr.strip() == "False", proc.stderr

@@ -1,16 +1,16 @@
-"""One pool of keep-alive HTTPS connections to the API server (http.client + ssl, no client library); GET only."""
+"""One pool of keep-alive HTTPS connections to the API server (socket + ssl, no client library); GET only."""
 from __future__ import annotations
 
 import base64
-import http.client
 import os
 import queue
 import socket
 import ssl
-import tempfile
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Tuple
 from urllib.parse import urlencode, urlsplit
+
+from . import http11
 
 USER_AGENT = "kubectl-gpudoctor"
 
@@ -64,6 +64,7 @@ class _as_file:
     def __enter__(self) -> Optional[str]:
         if self.path or not self.data:
             return self.path
+        import tempfile   # only for a client certificate or key given as data
         fd, self.tmp = tempfile.mkstemp(prefix="gpudoctor-", suffix=".pem")
         with os.fdopen(fd, "wb") as f:
             f.write(self.data)
@@ -84,59 +85,58 @@ class Transport:
         self.host, self.port = url.hostname or "localhost", url.port or (443 if self.https else 80)
         self.prefix = url.path.rstrip("/")
         self.ctx = tls_context(creds) if self.https else None
-        self.idle: "queue.LifoQueue[http.client.HTTPConnection]" = queue.LifoQueue(maxsize=size)
-        self.headers = {"User-Agent": USER_AGENT, "Accept-Encoding": "identity"}
+        self.idle: "queue.LifoQueue[http11.Connection]" = queue.LifoQueue(maxsize=size)
+        headers = [("Host", http11.host_header(self.host, self.port, 443 if self.https else 80)),
+                   ("User-Agent", USER_AGENT), ("Accept-Encoding", "identity")]
         if creds.authorization:
-            self.headers["Authorization"] = creds.authorization
+            headers.append(("Authorization", creds.authorization))
+        headers += [(k, v) for k, values in creds.headers.items() for v in values]
+        self.headers = headers
 
-    def _connect(self) -> http.client.HTTPConnection:
+    def _connect(self) -> http11.Connection:
         proxy = urlsplit(self.creds.proxy_url) if self.creds.proxy_url else None
         host, port = (proxy.hostname, proxy.port or 80) if proxy else (self.host, self.port)
-        if self.https:
-            conn = _TLSConnection(host, port, timeout=self.timeout, context=self.ctx,
-                                  server_name=self.creds.tls_server_name or self.host)
-        else:
-            conn = http.client.HTTPConnection(host, port, timeout=self.timeout)
-        if proxy:
-            conn.set_tunnel(self.host, self.port)
-        return conn
+        sock = socket.create_connection((host, port), timeout=self.timeout)
+        try:
+            if proxy:
+                http11.tunnel(sock, self.host, self.port)
+            if self.https:
+                sock = self.ctx.wrap_socket(sock, server_hostname=self.creds.tls_server_name or self.host)
+        except BaseException:
+            sock.close()
+            raise
+        return http11.Connection(sock)
 
     def get(self, path: str, query: Optional[Dict[str, str]] = None, accept: str = "application/json") -> Tuple[int, bytes]:
         """(HTTP status, body) of one GET; raises Unreachable or Timeout when no answer arrives."""
         url = self.prefix + path + ("?" + urlencode(query) if query else "")
-        headers = dict(self.headers, Accept=accept)
+        request = http11.request("GET", url, self.headers + [("Accept", accept)])
         for attempt in (0, 1):
             try:
                 conn = self.idle.get_nowait()
                 reused = True
             except queue.Empty:
-                conn, reused = self._connect(), False
+                conn, reused = None, False
             try:
-                conn.putrequest("GET", url, skip_accept_encoding=True)
-                for k, v in headers.items():
-                    conn.putheader(k, v)
-                for k, values in self.creds.headers.items():
-                    for v in values:
-                        conn.putheader(k, v)
-                conn.endheaders()
-                resp = conn.getresponse()
-                body = resp.read()
-            except (OSError, http.client.HTTPException) as exc:
-                conn.close()
+                conn = conn or self._connect()
+                status, body, will_close = conn.exchange(request)
+            except (OSError, http11.BadResponse) as exc:
+                if conn:
+                    conn.close()
                 timed_out = isinstance(exc, socket.timeout)   # TimeoutError from Python 3.10 on
                 if reused and attempt == 0 and not timed_out:
                     continue   # a kept-alive connection the server closed meanwhile: retry once on a new one
                 if timed_out:
                     raise Timeout(f"no answer within {self.timeout:g}s") from None
                 raise Unreachable(f"{self.server}: {_describe(exc)}") from None
-            if resp.will_close:
+            if will_close:
                 conn.close()
             else:
                 try:
                     self.idle.put_nowait(conn)
                 except queue.Full:
                     conn.close()
-            return resp.status, body
+            return status, body
         raise Unreachable(f"{self.server}: connection closed")   # not reached
 
     def close(self) -> None:
@@ -145,18 +145,6 @@ class Transport:
                 self.idle.get_nowait().close()
             except queue.Empty:
                 return
-
-
-class _TLSConnection(http.client.HTTPSConnection):
-    """HTTPS with an explicit TLS server name (kubeconfig tls-server-name) for SNI and certificate checks."""
-
-    def __init__(self, host, port, *, timeout, context, server_name):
-        super().__init__(host, port, timeout=timeout, context=context)
-        self._server_name = server_name
-
-    def connect(self):
-        http.client.HTTPConnection.connect(self)   # TCP (and the proxy tunnel, if any)
-        self.sock = self._context.wrap_socket(self.sock, server_hostname=self._server_name)
 
 
 def _describe(exc: BaseException) -> str:

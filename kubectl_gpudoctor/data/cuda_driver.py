@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import re
 from typing import Dict, Optional, Tuple
+from .. import lazyre
 
 Version = Tuple[int, ...]
 
@@ -180,9 +181,9 @@ def runs_on(image: str, labels: Dict[str, str]) -> bool:
 
 # --- images -----------------------------------------------------------------------------------------
 
-_CUDA_IN_TAG = re.compile(r"(?:^|[-_.])cuda[-_]?(1[0-3])(?:\.(\d))?(?=$|[-_.a-z])", re.I)
-_CU_IN_TAG = re.compile(r"(?:^|[-_.+])cu(1[0-3])(\d)?(?=$|[-_.])", re.I)
-_NGC = re.compile(r"(?:^|/)nvcr\.io/nvidia/(?:[\w-]+/)?(" + "|".join(NGC_FRAMEWORKS) + r"):(\d\d)\.(\d\d)\b")
+_CUDA_IN_TAG = lazyre.compile(r"(?:^|[-_.])cuda[-_]?(1[0-3])(?:\.(\d))?(?=$|[-_.a-z])", re.I)
+_CU_IN_TAG = lazyre.compile(r"(?:^|[-_.+])cu(1[0-3])(\d)?(?=$|[-_.])", re.I)
+_NGC = lazyre.compile(r"(?:^|/)nvcr\.io/nvidia/(?:[\w-]+/)?(" + "|".join(NGC_FRAMEWORKS) + r"):(\d\d)\.(\d\d)\b")
 
 
 def split_image(image: str) -> Tuple[str, str]:

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Dict, Iterable, List, Optional, Union
 
 from .objects import containers, labels, name, namespace, spec
+from .. import lazyre
 
 ALL = "*"   # every label key is unknown (a namespace whose object was not read)
 NS_NAME_LABEL = "kubernetes.io/metadata.name"   # set on every namespace since 1.21
@@ -34,7 +35,7 @@ GROUP_LABELS = ("training.kubeflow.org/job-name", "jobset.sigs.k8s.io/jobset-nam
 DISTRIBUTED_LABELS = ("training.kubeflow.org/", "jobset.sigs.k8s.io/", "leaderworkerset.sigs.k8s.io/", "ray.io/")
 LOCAL = ("", "localhost", "127.0.0.1", "::1")
 # Launchers that span several pods (a single-node torchrun talks over localhost, which policies do not touch).
-DISTRIBUTED_CMD = re.compile(r"--nnodes[= ]+(?:[2-9]|\d\d|\d+:\d+)|--num[_-](?:machines|nodes)[= ]+(?:[2-9]|\d\d)|"
+DISTRIBUTED_CMD = lazyre.compile(r"--nnodes[= ]+(?:[2-9]|\d\d|\d+:\d+)|--num[_-](?:machines|nodes)[= ]+(?:[2-9]|\d\d)|"
                              r"\b(?:mpirun|mpiexec|horovodrun)\b|\bray start\b|--hostfile\b")
 # The DNS service's pods (CoreDNS and kube-dns both carry k8s-app=kube-dns) and their named ports.
 DNS_LABELS = {"k8s-app": "kube-dns"}

@@ -1,15 +1,15 @@
 """Shared pure getters over Kubernetes objects as plain dicts (pods, nodes, taints, resources)."""
 from __future__ import annotations
 
-import re
 from typing import Dict, Iterable, List, Optional
 
 from ..data import gpu_resources
 from .quantity import count, parse_quantity
+from .. import lazyre
 
 # Network-device extended resources (rule catalogue, preamble); GPU-class ones are data/gpu_resources.py.
 # Beyond the catalogue's list: Mellanox/Intel SR-IOV resource prefixes and AWS EFA interfaces.
-_NETDEV_RE = re.compile(r"^(rdma/.+|nvidia\.com/hostdev|openshift\.io/.+|mellanox\.com/.+|"
+_NETDEV_RE = lazyre.compile(r"^(rdma/.+|nvidia\.com/hostdev|openshift\.io/.+|mellanox\.com/.+|"
                         r"intel\.com/\w*sriov\w*|vpc\.amazonaws\.com/efa)$")
 
 

@@ -4,19 +4,20 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from typing import List, Optional, Tuple
+from .. import lazyre
 
 # kube-scheduler's FitError: "0/N nodes are available: <prefilter msg>." or "<count> <reason>, …." then the
 # PostFilter messages (DRA's "no new claims to deallocate", preemption's "preemption: 0/N nodes are available: …").
 # Volcano's scheduler says "0/3 nodes are unavailable: …" with the same items.
-_HEAD = re.compile(r"^(?:Unschedulable:\s*)?(\d+)/(\d+) nodes are (?:un)?available:?\s*(.*)$", re.S | re.I)
-_ITEM = re.compile(r"^(\d+)\s+(.*)$", re.S)
-_POSTFILTER = re.compile(r"no new claims to deallocate|still not schedulable|deallocation of ResourceClaim completed|"
+_HEAD = lazyre.compile(r"^(?:Unschedulable:\s*)?(\d+)/(\d+) nodes are (?:un)?available:?\s*(.*)$", re.S | re.I)
+_ITEM = lazyre.compile(r"^(\d+)\s+(.*)$", re.S)
+_POSTFILTER = lazyre.compile(r"no new claims to deallocate|still not schedulable|deallocation of ResourceClaim completed|"
                          r"preemption:", re.I)
 # kube-scheduler <= 1.9: "No nodes are available that match all of the following predicates:: Insufficient x (3), …"
-_OLD_HEAD = re.compile(r"^No nodes are available that match all of the (?:following )?predicates::?\s*(.*)$", re.S)
-_OLD_ITEM = re.compile(r"^(.*?)\s*\((\d+)\)$")
+_OLD_HEAD = lazyre.compile(r"^No nodes are available that match all of the (?:following )?predicates::?\s*(.*)$", re.S)
+_OLD_ITEM = lazyre.compile(r"^(.*?)\s*\((\d+)\)$")
 _CONTROL_PLANE = r"taint \{node-role\.kubernetes\.io/(control-plane|master):"
-_NO_NODES = re.compile(r"^no nodes available to schedule pods", re.I)
+_NO_NODES = lazyre.compile(r"^no nodes available to schedule pods", re.I)
 # GPU-sharing schedulers' own words for "the device request fits no node": Volcano vGPU (each vGPU of a pod on a
 # distinct card: "no enough gpu cards on node X"), HAMi's scheduler ("no available node, all node scores do not
 # meet"; its extender logs "request devices nums cannot exceed the total number of devices on the node").
@@ -128,7 +129,7 @@ def _parse_old(body: str) -> SchedulingFailure:
     return out
 
 
-_TAINT = re.compile(r"taint\s*\{([^}]*)\}")
+_TAINT = lazyre.compile(r"taint\s*\{([^}]*)\}")
 
 
 def taints_in(reason: str) -> List[Tuple[str, str]]:

@@ -1,12 +1,12 @@
 """Pure getters over a pod's claims: PVCs, their PVs and StorageClasses, and DRA ResourceClaims; no I/O, no policy."""
 from __future__ import annotations
 
-import re
 from typing import Dict, List, Optional, Tuple
 
 from .affinity import term_failures
 from ..evidence import Evidence
 from .objects import annotations, labels, meta, name, namespace, spec, status
+from .. import lazyre
 
 # --- PersistentVolumeClaims ------------------------------------------------------------
 
@@ -147,7 +147,7 @@ def claim_allocated(claim: dict) -> bool:
     return bool(status(claim).get("allocation"))
 
 
-_DRIVER_CEL = re.compile(r"device\.driver\s*==\s*['\"]([^'\"]+)['\"]")
+_DRIVER_CEL = lazyre.compile(r"device\.driver\s*==\s*['\"]([^'\"]+)['\"]")
 
 
 def class_drivers(device_class: dict) -> List[str]:

@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import tarfile
 import tempfile
 from collections import deque
@@ -16,10 +15,11 @@ from ..kube import podstate
 from ..kube.timeutil import format_time, parse_time
 from . import shapes
 from .files import MAX_ARCHIVE_BYTES, MAX_ARCHIVE_MEMBERS, MAX_FILE_BYTES, OfflineError, check_archive, plain_tree, read_tail, read_text, regular
+from .. import lazyre
 
 LOG_SUFFIX, PREVIOUS_SUFFIX = ".log", ".previous.log"
-_DUMP_BEGIN = re.compile(r"^==== START logs for container (\S+) of pod ([^/\s]+)/(\S+) ====$")
-_DUMP_END = re.compile(r"^==== END logs for container \S+ of pod \S+ ====$")
+_DUMP_BEGIN = lazyre.compile(r"^==== START logs for container (\S+) of pod ([^/\s]+)/(\S+) ====$")
+_DUMP_END = lazyre.compile(r"^==== END logs for container \S+ of pod \S+ ====$")
 # What `kubectl cluster-info dump` writes; everything else a check needs is not in such a dump.
 _DUMP_SOURCES = {"nodes", "pods", "events", "pods/log", "daemonsets", "deployments", "replicasets",
                  "replicationcontrollers", "services"}

@@ -3,8 +3,6 @@ from __future__ import annotations
 
 from typing import List, Optional
 
-from tabulate import tabulate
-
 from ..safety.sanitize import inert
 from .style import Style
 from .wrap import fill
@@ -65,6 +63,7 @@ def _finding(f, s, width: Optional[int] = None) -> List[str]:
 
 
 def _table(rows: List[dict]) -> str:
+    from tabulate import tabulate   # loads importlib.metadata, html, zipfile: only for a report that has a table
     headers = list(rows[0].keys())
     body = [[inert("-" if r.get(h) is None else r.get(h), False) for h in headers] for r in rows]
     # Only columns of numbers align as numbers: a string like CUDA "11.0" or "1.50" prints as written.

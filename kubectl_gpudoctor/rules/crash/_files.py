@@ -15,9 +15,10 @@ from ...data.app_context import ARCH_ALIASES, ARCH_HINT, CACHE_ENV, CACHE_ENV_FA
 from ...evidence import Line
 from ...kube.objects import labels, name, spec, status
 from ...kube.quantity import parse_quantity
+from ... import lazyre
 
 # Paths that are not model or config files: devices, system and driver libraries, scripts, sockets.
-_NOT_MODEL = re.compile(r"^/(?:dev|proc|sys|etc|run|var/run|bin|sbin|lib|lib64|usr/(?:bin|sbin|lib|lib64|local/(?:bin|cuda|nvidia)))(?:/|$)"
+_NOT_MODEL = lazyre.compile(r"^/(?:dev|proc|sys|etc|run|var/run|bin|sbin|lib|lib64|usr/(?:bin|sbin|lib|lib64|local/(?:bin|cuda|nvidia)))(?:/|$)"
                         r"|\.so(?:\.\d+)*$|\.(?:py|pyc|sh|sock|pid)$|site-packages|dist-packages|^/tmp/")
 _READ_ONLY_KINDS = ("configMap", "secret", "downwardAPI", "projected")
 _SA_TOKEN = "/var/run/secrets/kubernetes.io/serviceaccount"

@@ -14,6 +14,7 @@ from ...kube.objects import name
 from ...kube.timeutil import seconds_between
 from .._common import status_line
 from ..registry import Hit, Line
+from ... import lazyre
 
 # Signature families that several GPU crash rules read the same way.
 NO_GPU_RULES = ("gpu-not-visible", "driver-libraries-missing")
@@ -25,16 +26,16 @@ AMBIGUOUS = "cuda-insufficient-driver"
 # A matched line belongs to the crash when at most this many ordinary lines follow it; a server that caught a
 # per-request error and kept serving prints many more (access logs, throughput lines).
 CRASH_TAIL_LINES = 15
-_JSON_INFO = re.compile(r'"(?:level|severity|lvl)"\s*:\s*"(?:info|debug|trace|notice)"', re.I)
+_JSON_INFO = lazyre.compile(r'"(?:level|severity|lvl)"\s*:\s*"(?:info|debug|trace|notice)"', re.I)
 # Error lines that still speak about the GPU, or that only wrap the root cause printed above them.
-_GPU_WORDS = re.compile(r"(?i)gpu|cuda|nvidia|nvml|nccl|device|driver|root cause|ChildFailedError|exitcode")
+_GPU_WORDS = lazyre.compile(r"(?i)gpu|cuda|nvidia|nvml|nccl|device|driver|root cause|ChildFailedError|exitcode")
 # The kubelet resets the crash-loop back-off after 10 minutes of running: an older crash of a Ready container is history.
 RECOVERED_AFTER_S = 600
 # Per-process prefixes that come before a traceback's indentation: kubectl --timestamps, vLLM's
 # "(APIServer pid=1) " / "(EngineCore_0 pid=57) ", torch.distributed's "[rank0]: ".
-_PREFIX = re.compile(r"^(?:\d{4}-\d\d-\d\dT\S+\s)?(?:\([^)]*pid=\d+[^)]*\)\s?|\[rank\d+\]:\s?)?")
+_PREFIX = lazyre.compile(r"^(?:\d{4}-\d\d-\d\dT\S+\s)?(?:\([^)]*pid=\d+[^)]*\)\s?|\[rank\d+\]:\s?)?")
 # Not ordinary output: indented traceback/stack lines, error vocabulary, and dumped code (PTX/JSON) after an error.
-_NOT_ORDINARY = re.compile(r"^\s|^[.{}/\]\[]|;\s*$|error|exception|traceback|warn|fatal|fail|abort|killed|terminat"
+_NOT_ORDINARY = lazyre.compile(r"^\s|^[.{}/\]\[]|;\s*$|error|exception|traceback|warn|fatal|fail|abort|killed|terminat"
                            r"|shut|exit|raise|signal|core dump|stack|frame", re.I)
 
 

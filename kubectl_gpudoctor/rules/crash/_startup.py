@@ -14,10 +14,11 @@ from ...data.server_start import LOADING, LOG_TIME, PROGRESS, READY
 from ...evidence import event_count
 from ...kube.timeutil import human_duration, parse_time, seconds_between
 from ._files import _indent
+from ... import lazyre
 
-_READY = tuple(re.compile(p) for p in READY)
-_LOADING = tuple(re.compile(p) for p in LOADING)
-_TIMES = tuple(re.compile(p) for p in LOG_TIME)
+_READY = tuple(lazyre.compile(p) for p in READY)
+_LOADING = tuple(lazyre.compile(p) for p in LOADING)
+_TIMES = tuple(lazyre.compile(p) for p in LOG_TIME)
 
 
 def served(text: str) -> bool:

@@ -2,7 +2,6 @@
 explains no crash, so it must stay an info-level fallback."""
 from __future__ import annotations
 
-import re
 from datetime import timedelta
 
 from ...kube import podstate
@@ -11,10 +10,11 @@ from ...kube.objects import is_terminated
 from ...kube.timeutil import format_time, human_duration, parse_duration, parse_time
 from .._common import has_restarts
 from ..registry import FALLBACK, Hit, Line, rule
+from ... import lazyre
 
 # The kubelet's crash-loop back-off: 10s, doubling, capped at 5m, reset after 10m of running.
 BACKOFF_INITIAL_S, BACKOFF_MAX_S = 10, 300
-_BACKOFF_MSG = re.compile(r"back-off (\S+) restarting failed container")
+_BACKOFF_MSG = lazyre.compile(r"back-off (\S+) restarting failed container")
 
 
 def _can_restart(ev) -> bool:

@@ -1,7 +1,6 @@
 """Network-phase rules about RDMA/SR-IOV devices and Multus secondary networks."""
 from __future__ import annotations
 
-import re
 
 from ...logs import scan as logscan
 from ...kube import multus, podstate
@@ -9,11 +8,12 @@ from ...kube.objects import (allocatable, annotations, capacity, containers, is_
                              namespace, node_resources, pod_requests, spec, status)
 from .._common import scheduled
 from ..registry import SPECIFIC, Hit, Line, Unknown, rule
+from ... import lazyre
 
 INFINIBAND = "/dev/infiniband"
 # Device resources that carry RDMA besides the catalogue's rdma/*, hostdev and SR-IOV names: AWS EFA, the
 # SR-IOV network device plugin's default intel.com/ prefix and the older mellanox.com/ one.
-EXTRA_RDMA = re.compile(r"^(vpc\.amazonaws\.com/efa|intel\.com/.+|mellanox\.com/.+)$")
+EXTRA_RDMA = lazyre.compile(r"^(vpc\.amazonaws\.com/efa|intel\.com/.+|mellanox\.com/.+)$")
 NFD_RDMA = ("feature.node.kubernetes.io/rdma.capable", "feature.node.kubernetes.io/rdma.available")
 
 
