@@ -5,8 +5,10 @@ import sys
 import threading
 from typing import Optional
 
-# What a diagnosis needs once its evidence is in (the ~100 rule modules above all); imported by name, never run.
+# What a diagnosis needs once its evidence is in (the ~100 rule modules above all), imported by name; then the
+# one-time work every diagnosis with a log does (the log signatures' literal prefilters), as (module, function).
 MODULES = ("kubectl_gpudoctor.verdict", "kubectl_gpudoctor.render")
+PREPARE = (("kubectl_gpudoctor.logs.scan", "compiled"),)
 # While both threads want the interpreter, hand it over every millisecond instead of every five, so a response
 # that has arrived is read without waiting for the importing thread's turn to end.
 SWITCH_INTERVAL = 0.001
@@ -16,8 +18,8 @@ class Preload:
     """start() once the connection is set up (the next thing is a wait on the network); wait() before the
     verdict. Import errors are left to the ordinary import that follows, where they surface as usual."""
 
-    def __init__(self, modules=MODULES):
-        self.modules = modules
+    def __init__(self, modules=MODULES, prepare=PREPARE):
+        self.modules, self.prepare = modules, prepare
         self.thread: Optional[threading.Thread] = None
         self.interval = sys.getswitchinterval()
 
@@ -34,8 +36,10 @@ class Preload:
 
     def _load(self) -> None:
         import importlib
-        for name in self.modules:
-            try:
+        try:
+            for name in self.modules:
                 importlib.import_module(name)
-            except BaseException:   # noqa: BLE001 — the main thread's own import reports it
-                return
+            for name, function in self.prepare:
+                getattr(importlib.import_module(name), function)()
+        except BaseException:   # noqa: BLE001 — the main thread's own import or call reports it
+            return

@@ -15,14 +15,13 @@ from ..data.log_regions import ELASTIC_REPORT, ERRORISH, LINE_PREFIX, NOT_FATAL,
 from ..evidence import Evidence, Line
 from ..kube.objects import is_terminated
 from ..kube.timeutil import parse_time, seconds_between
-from .. import lazyre
 
 # The kubelet resets a container's crash-loop back-off after 10 minutes of running: a crash older than that,
 # followed by a Ready container, is history, not the current problem; so is one followed by an hour of running
 # without becoming Ready (that is a readiness problem, not the old crash).
 RECOVERED_AFTER_S, UNREADY_HISTORY_S = 600, 3600
 _ERRORISH, _TRACEBACK, _SUCCESS, _NOT_FATAL, _WRAPPER, _PREFIX, _REPORT = (
-    lazyre.compile(p) for p in (ERRORISH, TRACEBACK, SUCCESS, NOT_FATAL, WRAPPER, LINE_PREFIX, ELASTIC_REPORT + "|" + TABLE))
+    re.compile(p) for p in (ERRORISH, TRACEBACK, SUCCESS, NOT_FATAL, WRAPPER, LINE_PREFIX, ELASTIC_REPORT + "|" + TABLE))
 _MAX_BLOCK, _MAX_GAP, _MAX_TRAILING = 150, 2, 15
 
 
