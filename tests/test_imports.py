@@ -159,3 +159,16 @@ def test_saved_help_loads_no_click_at_the_common_widths():
         proc = subprocess.run([sys.executable, "-c", code, "--help"], capture_output=True, text=True,
                               env=dict(os.environ, COLUMNS=columns), cwd=ROOT)
         assert proc.stdout.startswith("Usage: kubectl gpudoctor") and proc.stderr.strip() == "False", proc.stderr
+
+
+def test_a_live_json_diagnosis_with_a_kubectl_written_kubeconfig_never_loads_pyyaml(tmp_path):
+    """The kubeconfig is block YAML as kubectl writes it (collect/blockyaml.py reads it); nothing else in a pod
+    diagnosis printed as JSON needs PyYAML, whose import costs more than the whole verdict."""
+    from tests.live import serving
+    case = os.path.join(ROOT, "tests", "cases", "oom-killed", "fail-startup-peak")
+    probe = PROBE.replace('"KUBERNETES_IMPORTED="', '"YAML_IMPORTED=" + str("yaml" in sys.modules) + " KUBERNETES_IMPORTED="')
+    with serving(case, tmp_path, namespace="serving") as (srv, kc):
+        proc = subprocess.run([sys.executable, "-c", probe, "inference-7d9f8b6c5-x2x9q", "--kubeconfig", kc, "-o", "json"],
+                              capture_output=True, text=True, cwd=ROOT)
+    assert '"status": "failing"' in proc.stdout, proc.stderr
+    assert "YAML_IMPORTED=False" in proc.stderr, proc.stderr

@@ -9,8 +9,7 @@ import os
 from dataclasses import dataclass
 from typing import List, Optional, Tuple
 
-import yaml
-
+from . import blockyaml
 from .transport import Credentials, Transport, basic_auth
 
 
@@ -89,7 +88,7 @@ def connect(opts: ConnOptions) -> Connection:
         transport = Transport(creds, opts.request_timeout)
     except KubeconfigError:
         raise
-    except (yaml.YAMLError, OSError, UnicodeDecodeError, TypeError, AttributeError, KeyError, ValueError) as exc:
+    except (_YAMLError, OSError, UnicodeDecodeError, TypeError, AttributeError, KeyError, ValueError) as exc:
         raise KubeconfigError(f"invalid kubeconfig: {_one_line(exc)}") from None
     except Exception as exc:   # the client library's ConfigException
         if type(exc).__name__ != "ConfigException":
@@ -128,13 +127,30 @@ def _apply_flags(opts: ConnOptions, creds: Credentials) -> None:
 def _from_files(paths: List[str], opts: ConnOptions) -> Tuple[Credentials, str, Optional[str]]:
     docs = []
     for path in paths:
-        with open(path, encoding="utf-8") as f:
-            doc = yaml.load(f, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+        doc = _read(path)
         if doc is not None and not isinstance(doc, dict):
             raise KubeconfigError(f"invalid kubeconfig {path}: not a mapping")
         docs.append((path, doc))
     plain = _plain(docs, opts)
     return plain if plain is not None else _with_client_library(paths, opts)
+
+
+class _YAMLError(Exception):
+    """PyYAML's own error, carried out of _read (which alone imports PyYAML)."""
+
+
+def _read(path: str):
+    """The kubeconfig file's document: block-style YAML as kubectl writes it without PyYAML, the rest with it."""
+    with open(path, encoding="utf-8") as f:
+        doc = blockyaml.load(f.read())
+    if doc is not None:
+        return doc
+    import yaml
+    with open(path, encoding="utf-8") as f:   # read again so that PyYAML's messages name the file
+        try:
+            return yaml.load(f, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+        except yaml.YAMLError as exc:
+            raise _YAMLError(str(exc)) from None
 
 
 def _named(docs, key: str) -> Optional[dict]:

@@ -8,8 +8,6 @@ import os
 import re
 from typing import List, Optional, Tuple
 
-import yaml
-
 from ...logs.crashrun import match_run
 from ...data.app_context import ARCH_ALIASES, ARCH_HINT, CACHE_ENV, CACHE_ENV_FALLBACK
 from ...evidence import Line
@@ -185,6 +183,7 @@ def exec_mode_fix(c, path, mount, vol) -> Tuple[str, str]:
         mode = (vol[kind] or {}).get("defaultMode", 420)
         body = {"name": vol["name"], kind: {k: v for k, v in (vol[kind] or {}).items() if k in ("name", "secretName")}}
         body[kind]["defaultMode"] = 493
+        import yaml   # only for this snippet: a pod diagnosis does not load PyYAML otherwise
         snippet = "# pod spec: mount the script with the execute bit (493 = 0755)\nvolumes:\n" + _indent(yaml.safe_dump([body], sort_keys=False), 0)
         return f", defaultMode {mode:#o}".replace("0o", "0"), snippet
     shell = os.path.basename((c.get("command") or [""])[0])

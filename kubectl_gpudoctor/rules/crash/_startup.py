@@ -7,8 +7,6 @@ import re
 from datetime import datetime, timezone
 from typing import Optional
 
-import yaml
-
 from ...logs import scan as logscan
 from ...data.server_start import LOADING, LOG_TIME, PROGRESS, READY
 from ...evidence import event_count
@@ -124,6 +122,7 @@ def startup_snippet(c, probe, observed: float):
     period = int(probe.get("periodSeconds") or 10)
     threshold = max(1, math.ceil(observed * 1.5 / period))
     handler = {k: v for k, v in probe.items() if k in ("httpGet", "tcpSocket", "grpc", "exec")}
+    import yaml   # only for this snippet: a pod diagnosis does not load PyYAML otherwise
     body = _indent(yaml.safe_dump(handler, sort_keys=False, default_flow_style=False), 2)
     return (f"# container {c['name']}: liveness and readiness probes start only after the startup probe succeeds\n"
             f"startupProbe:\n{body}  periodSeconds: {period}\n  failureThreshold: {threshold}   "
