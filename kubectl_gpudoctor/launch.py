@@ -15,6 +15,11 @@ def main() -> None:
         text = _saved_help()
         if text is not None:
             _print(text)
+    # A diagnosis is a short-lived process whose objects reference counting frees; the cyclic collector would
+    # only walk, again and again, the ~100,000 objects that importing the rules creates. scan, which reads page
+    # after page for minutes, turns it back on (runner.scan).
+    import gc
+    gc.disable()
     from .cli import main as run
     run()
 

@@ -105,6 +105,8 @@ def workload_diagnosis(opts: Options, alias: str, wl_name: str):
 def scan(opts: Options, all_namespaces: bool):
     """Every unhealthy GPU pod of the namespace (or cluster) and every GPU workload whose pods are missing or
     refused, diagnosed and grouped by root cause."""
+    import gc
+    gc.enable()   # long-running: let the cyclic collector work (launch.py turns it off for one-shot diagnoses)
     from . import verdict
     from .report import ScanReport
     if opts.source:

@@ -172,3 +172,17 @@ def test_a_live_json_diagnosis_with_a_kubectl_written_kubeconfig_never_loads_pyy
                               capture_output=True, text=True, cwd=ROOT)
     assert '"status": "failing"' in proc.stdout, proc.stderr
     assert "YAML_IMPORTED=False" in proc.stderr, proc.stderr
+
+
+GC_AT_EXIT = ("import atexit, gc, sys\natexit.register(lambda: print('GC_ENABLED=' + str(gc.isenabled()), file=sys.stderr))\n"
+              "sys.argv[0] = 'kubectl-gpudoctor'\nfrom kubectl_gpudoctor.launch import main\nmain()")
+
+
+@pytest.mark.parametrize("command, enabled", [([], False), (["scan"], True)])
+def test_the_cyclic_collector_is_off_for_a_diagnosis_and_on_for_a_scan(command, enabled):
+    """A one-shot diagnosis never needs the cyclic collector; a scan of thousands of pods keeps it."""
+    case = os.path.join(ROOT, "tests", "cases", "oom-killed", "fail-startup-peak")
+    proc = subprocess.run([sys.executable, "-c", GC_AT_EXIT, *command, "--from", case, "-o", "json"],
+                          capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert '"status"' in proc.stdout or '"items"' in proc.stdout, proc.stderr
+    assert f"GC_ENABLED={enabled}" in proc.stderr, proc.stderr
