@@ -22,12 +22,13 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "packaging"))
 
 import pack  # noqa: E402  packaging/pack.py
+from benchmarks import installed  # noqa: E402
 from tests import krewsim  # noqa: E402
-from tests.live import clean_env, plugin_path  # noqa: E402
+from tests.live import clean_env  # noqa: E402
 
 DOC = ROOT / "docs" / "performance.md"
 BEGIN, END = "<!-- startup:begin (benchmarks/startup.py writes this section) -->", "<!-- startup:end -->"
-FACTOR = 3.0   # the frozen binary's start-up may cost at most this many times the pip install's
+FACTOR = 1.5   # issue 11: the frozen binary's start-up may cost at most this many times the pip install's
 
 
 def frozen_dir(dist):
@@ -59,7 +60,7 @@ def timed(cmd, runs, env):
 def measure(runs, dist):
     exe, build_seconds, size = frozen_dir(dist)
     bundle = str(pack.example_bundles()[0])
-    env, pip = clean_env(), plugin_path()
+    env, pip = clean_env(), installed.install()   # a regular, bytecode-compiled install, as pip leaves it
     cases = [("--version", ["--version"]), ("offline diagnosis (--from example)", ["--from", bundle])]
     rows = []
     for label, args in cases:
@@ -75,7 +76,8 @@ def measure(runs, dist):
 def table(result) -> str:
     lines = [f"Measured by `python benchmarks/startup.py` ({result['machine']}; median and min of "
              f"{result['runs']} runs, wall clock, warm cache). Frozen = the PyInstaller onedir binary from the "
-             f"krew archive; pip = the `kubectl-gpudoctor` console script of a pip install. "
+             f"krew archive; pip = the `kubectl-gpudoctor` console script of a regular pip install (bytecode compiled, "
+             f"benchmarks/installed.py). "
              f"Offline diagnosis: `--from {result['bundle']}`. Absolute times move with the machine's load; the "
              f"ratio is the number to watch.", "",
              "| command | frozen median | frozen min | pip median | pip min | frozen / pip |",
@@ -87,8 +89,8 @@ def table(result) -> str:
     extra = f"Archive size: {result['archive_bytes'] / 1e6:.1f} MB"
     if result["build_seconds"]:
         extra += f"; `packaging/build.sh` took {result['build_seconds']:.0f} s"
-    lines.append(extra + f". Budget: frozen start-up at most {FACTOR:g}x the pip install's "
-                         "(tests/test_install_sim.py checks `--version`).")
+    lines.append(extra + f". Budget: frozen start-up at most {FACTOR:g}x the pip install's (this script exits "
+                         "non-zero above it; a timing belongs in a benchmark, not in the test suite).")
     return "\n".join(lines)
 
 
