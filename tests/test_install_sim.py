@@ -156,6 +156,28 @@ def test_frozen_binary_diagnoses_a_live_pod(krew_root, tmp_path):
     assert doc == ref
 
 
+def test_frozen_binary_authenticates_through_an_exec_plugin(krew_root, tmp_path):
+    """EKS, GKE and AKS kubeconfigs run a credential plugin through the kubernetes library, the one part of the
+    live path that still imports it: the frozen binary carries what that needs (its ThreadPool included, without
+    PyInstaller's multiprocessing runtime hook, which the spec drops)."""
+    import stat
+    from tests.test_kubeconfig import HEALTHY, POD, _config, _write
+    with serving(HEALTHY, tmp_path) as (srv, _):
+        script = tmp_path / "get-token"
+        script.write_text(f"#!{sys.executable}\nimport json\nprint(json.dumps({{'apiVersion': "
+                          f"'client.authentication.k8s.io/v1beta1', 'kind': 'ExecCredential', "
+                          f"'status': {{'token': '{srv.token}'}}}}))\n")
+        script.chmod(script.stat().st_mode | stat.S_IEXEC)
+        doc = _config(srv.url, srv.ca_file, "unused", "exec", "serving")
+        doc["users"] = [{"name": "exec", "user": {"exec": {"apiVersion": "client.authentication.k8s.io/v1beta1",
+                                                            "command": str(script), "interactiveMode": "Never"}}}]
+        kc = _write(tmp_path / "kc.yaml", doc)
+        frozen = kubectl(krew_root, "gpudoctor", POD, "--kubeconfig", kc, "-o", "json")
+        assert_read_only(srv)
+    assert frozen.returncode == 0, frozen.stderr.decode()
+    assert json.loads(frozen.stdout)["status"] == "healthy"
+
+
 def test_completion_shim_answers_kubectl(krew_root, tmp_path):
     """kubectl >= 1.26 runs kubectl_complete-gpudoctor for `kubectl gpudoctor <TAB>` (`kubectl __complete`
     is what the shell scripts call)."""
