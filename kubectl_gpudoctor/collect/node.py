@@ -41,17 +41,21 @@ def collect_node(opts: ConnOptions, node_name: str, tail: int, connected=None) -
     ev.add(node)
     ev.mark_read("nodes")
     ev.pod_nodes = {node_name}   # the node's own pods are listed; no other node's
-    api.run(dra_discovery(node), ev)
+    # Second round: what the node and its pods name. DRA discovery rides along; only a node whose GPUs DRA
+    # publishes needs a third round (its ResourceSlices and claims), as does a refused DaemonSet list.
+    second = dra_discovery(node)
     if _refused(ev, "events"):
         # The kubelet records node events in namespace default; a namespaced reader may still see them.
         ev.gaps.pop("events")
-        api.run([_events(node_name, "/api/v1/namespaces/default/events")], ev)
-    api.run(daemonset_requests(ev) + log_requests(ev, MAX_LOGS) + dra_requests(ev), ev)
+        second.append(_events(node_name, "/api/v1/namespaces/default/events"))
+    api.run(second + daemonset_requests(ev) + log_requests(ev, MAX_LOGS), ev)
+    third = dra_requests(ev)
     if _refused(ev, "daemonsets") and _needs_daemonset_list(ev):
         ev.gaps.pop("daemonsets")
         namespaces = sorted({namespace(p) for _, p in gpustack.component_pods(ev, node)} | set(FALLBACK_DS_NAMESPACES))
-        api.run([Request("daemonsets", "list", f"/apis/apps/v1/namespaces/{quote(ns)}/daemonsets", kind="DaemonSet")
-                 for ns in namespaces], ev)
+        third += [Request("daemonsets", "list", f"/apis/apps/v1/namespaces/{quote(ns)}/daemonsets", kind="DaemonSet")
+                  for ns in namespaces]
+    api.run(third, ev)
     return ev
 
 
