@@ -6,9 +6,10 @@ import threading
 from typing import Optional
 
 # What a diagnosis needs once its evidence is in (the ~100 rule modules above all), imported by name; then the
-# one-time work every diagnosis with a log does (the log signatures' literal prefilters), as (module, function).
+# one-time work every diagnosis with a log or a GPU node does (the log signatures' literal prefilters, the GPU
+# stack's patterns), as (module, function).
 MODULES = ("kubectl_gpudoctor.verdict", "kubectl_gpudoctor.render")
-PREPARE = (("kubectl_gpudoctor.logs.scan", "compiled"),)
+PREPARE = (("kubectl_gpudoctor.logs.scan", "compiled"), ("kubectl_gpudoctor.gpu.stack", "compiled"))
 # While both threads want the interpreter, hand it over every millisecond instead of every five, so a response
 # that has arrived is read without waiting for the importing thread's turn to end.
 SWITCH_INTERVAL = 0.001

@@ -82,7 +82,7 @@ def node_diagnosis(opts: Options, node_name: Optional[str]):
         ev = load(opts.source, "Node", node_name, None, opts.tail)
     else:
         live_names(opts, "node", node_name)
-        from .collect.node import collect_node
+        from .collect.nodeview import collect_node
         ev = collect_node(opts.conn, node_name, opts.tail, preload.start)
     preload.wait()
     from . import verdict

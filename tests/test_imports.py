@@ -186,3 +186,33 @@ def test_the_cyclic_collector_is_off_for_a_diagnosis_and_on_for_a_scan(command, 
                           capture_output=True, text=True, cwd=ROOT, timeout=120)
     assert '"status"' in proc.stdout or '"items"' in proc.stdout, proc.stderr
     assert f"GC_ENABLED={enabled}" in proc.stderr, proc.stderr
+
+
+BEFORE_FIRST_REQUEST = """
+import sys
+from kubectl_gpudoctor import preload
+from kubectl_gpudoctor.cli import main
+start, seen = preload.Preload.start, []
+def recording(self):
+    seen.append(sorted(m for m in sys.modules if m.startswith(("kubectl_gpudoctor.gpu", "kubectl_gpudoctor.rules"))
+                       or m in ("kubectl_gpudoctor.collect.pod", "kubectl_gpudoctor.collect.node")))
+    start(self)
+preload.Preload.start = recording
+try:
+    main(sys.argv[1:])
+except SystemExit:
+    pass
+print("LOADED_BEFORE_FIRST_REQUEST=" + ",".join(seen[0]), file=sys.stderr)
+"""
+
+
+def test_the_node_view_sends_its_first_round_before_loading_the_gpu_stack_readers(tmp_path):
+    """The node and what needs only its name go out first (collect/nodeview.py); the GPU-stack readers and the
+    rules they share load in the second thread while that round is in flight."""
+    from tests.live import serving
+    case = os.path.join(ROOT, "tests", "cases", "oom-killed", "fail-startup-peak")
+    with serving(case, tmp_path, namespace="serving") as (srv, kc):
+        proc = subprocess.run([sys.executable, "-c", BEFORE_FIRST_REQUEST, "node", "gpu-node-01", "--kubeconfig", kc,
+                               "-o", "json"], capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert '"NodeDiagnosis"' in proc.stdout, proc.stderr
+    assert "LOADED_BEFORE_FIRST_REQUEST=\n" in proc.stderr, proc.stderr

@@ -211,3 +211,59 @@ def test_live_daemonsets_forbidden_says_why_unknown(tmp_path):
     finding = next(f for f in doc["findings"] if f["id"] == "device-plugin-not-running")
     assert "forbidden" in finding["message"] and "list daemonsets" in finding["message"]
     assert any(g["source"] == "daemonsets" and g["reason"] == "forbidden" for g in doc["gaps"])
+
+
+# --- round trips: the server answers each request SPACED late, so a request's depth is its round trip ------------
+
+SPACED = 0.2
+DRA_CLAIMS = os.path.join(CASES, "gpu-inventory", "fail-dra-gpus-held-by-claims")
+
+
+def _rounds(srv):
+    return {(r.path, r.status): r.depth for r in srv.requests}
+
+
+@pytest.mark.parametrize("refused", [None, "events"])
+def test_live_node_without_advertised_gpus_is_two_round_trips(refused, tmp_path):
+    """The node, its pods, events, RuntimeClasses, ClusterPolicies; then, from those answers, DRA discovery, the
+    DaemonSet list (no device plugin pod) and, when cluster-wide events are refused, the default namespace's: all
+    in one second round. The verdict is the offline one."""
+    _, out, _ = invoke("node", "--from", DEPLOY_LABEL, "-o", "json")
+    offline = json.loads(out)
+    with serving(DEPLOY_LABEL, tmp_path, latency=SPACED) as (srv, kc):
+        if refused:
+            srv.forbid(refused, cluster_scope_only=True)
+        proc, doc = run_json("node", "gpu-a100-12", "--kubeconfig", kc)
+    assert_read_only(srv)
+    assert (doc["rootCause"], doc["status"], doc["gaps"]) == (offline["rootCause"], offline["status"], [])
+    rounds = _rounds(srv)
+    assert rounds[("/apis/resource.k8s.io", 404)] == rounds[("/apis/apps/v1/daemonsets", 200)] == 2, rounds
+    if refused:
+        assert rounds[("/api/v1/events", 403)] == 1 and rounds[("/api/v1/namespaces/default/events", 200)] == 2
+    assert max(rounds.values()) == 2, rounds
+
+
+def test_live_refused_daemonset_list_is_read_per_namespace_in_a_third_round(tmp_path):
+    with serving(DEPLOY_LABEL, tmp_path, latency=SPACED) as (srv, kc):
+        srv.forbid("daemonsets", cluster_scope_only=True)
+        proc, doc = run_json("node", "gpu-a100-12", "--kubeconfig", kc)
+    assert_read_only(srv)
+    assert doc["rootCause"] == "device-plugin-not-running" and doc["gaps"] == []
+    rounds = _rounds(srv)
+    assert rounds[("/apis/apps/v1/daemonsets", 403)] == 2, rounds
+    assert rounds[("/apis/apps/v1/namespaces/gpu-operator/daemonsets", 200)] == 3, rounds
+    assert max(rounds.values()) == 3, rounds
+
+
+def test_live_dra_node_reads_its_slices_once_discovery_names_the_version(tmp_path):
+    """A node whose GPUs a DRA driver publishes: the served version (discovery, second round) names the paths of
+    its ResourceSlices and its pods' claims (third round)."""
+    with serving(DRA_CLAIMS, tmp_path, latency=SPACED) as (srv, kc):
+        proc, doc = run_json("node", "gb200-rack1-tray04", "--kubeconfig", kc)
+    assert_read_only(srv)
+    inventory = next(f for f in doc["findings"] if f["id"] == "gpu-inventory")
+    assert doc["gaps"] == [] and "4 device(s) in ResourceSlices, 2 allocated" in inventory["message"]
+    rounds = _rounds(srv)
+    assert rounds[("/apis/resource.k8s.io", 200)] == 2, rounds
+    assert rounds[("/apis/resource.k8s.io/v1beta1/resourceslices", 200)] == 3, rounds
+    assert max(rounds.values()) == 3, rounds

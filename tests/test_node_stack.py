@@ -172,3 +172,17 @@ def test_a_plugin_daemonset_placing_no_pod_is_a_cause_only_when_taints_repel_it(
     from kubectl_gpudoctor.rules.scheduling._common import plugin_daemonset_cause
     cause = plugin_daemonset_cause(_ev(_pending(), *objs))
     assert (cause is None) if says is None else (says in cause[0])
+
+
+def test_the_preloaded_patterns_are_all_the_stack_compiles():
+    """A live diagnosis compiles the GPU stack's patterns in its preload thread (gpu/stack.py compiled()); no rule
+    case, pod or node, then compiles one on the way to its verdict."""
+    from tests.casebook import all_cases, diagnose
+    gpustack.compiled()
+    before = gpustack._rx.cache_info()
+    cases = all_cases()
+    for _, _, path in cases:
+        diagnose(path)
+    after = gpustack._rx.cache_info()
+    assert len(cases) > 300 and after.hits > before.hits
+    assert after.misses == before.misses, f"{after.misses - before.misses} pattern(s) compiled after compiled()"

@@ -12,6 +12,7 @@ from tests.apiserver import FakeApiServer
 from tests.casebook import CASES, expectations
 from tests.conftest import ROOT
 from tests.live import assert_read_only, run_json, serving
+from tests.test_node_scale import FLAPPING, NO_PLUGIN
 
 MAX_GETS, MAX_ROUND_TRIPS = 12, 3
 SPACED = 0.2   # seconds added to every answer (see the module docstring)
@@ -94,19 +95,21 @@ def test_pending_gpu_pod_on_a_big_cluster_reads_a_bounded_handful(big):
             assert r.query.get("fieldSelector") or r.query.get("labelSelector"), f"unfiltered pod list: {r}"
 
 
-def test_node_view_on_a_big_cluster_is_two_round_trips(big):
+@pytest.mark.parametrize("node,code,status", [(FLAPPING, 0, "warning"), (NO_PLUGIN, 1, "failing")],
+                         ids=["flapping-plugin", "no-plugin-no-gpu-advertised"])
+def test_node_view_on_a_big_cluster_is_two_round_trips(big, node, code, status):
     """The node and everything that needs only its name in one round trip, then what its pods name (their
-    DaemonSets, a log tail): the node's own pods by field selector, never every pod."""
-    from tests.test_node_scale import FLAPPING
+    DaemonSets, a log tail): the node's own pods by field selector, never every pod. A GPU node that advertises no
+    GPU asks whether DRA is served in that second round too, beside the DaemonSet list."""
     srv, kc = big
     srv.reset_requests()
     srv.latency = SPACED
     try:
-        proc, doc = run_json("node", FLAPPING, "--kubeconfig", kc)
+        proc, doc = run_json("node", node, "--kubeconfig", kc)
     finally:
         srv.latency = 0.0
     assert_read_only(srv)
-    assert proc.returncode == 0 and doc["status"] == "warning", proc.stderr
+    assert proc.returncode == code and doc["status"] == status, proc.stderr
     gets, trips, listing = _budget(srv)
     assert gets <= MAX_GETS and trips <= 2, f"{gets} GETs, {trips} round trips:\n{listing}"
 

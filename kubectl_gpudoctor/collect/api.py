@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Dict, List, Optional, Tuple
 
 from ..evidence import Evidence, Gap
-from ..kube.names import safe_segment
+from ..kube.names import InvalidName, safe_segment
 from ..safety.redact import secret_metadata
 from .transport import Timeout, Unreachable
 
@@ -90,6 +90,23 @@ class Api:
 
     def _fetch(self, req: Request) -> Response:
         return self.get(req.path, req.query, req.accept, text=req.log_key is not None)
+
+
+def read_target(api: Api, path: str, what: str, ns=None) -> dict:
+    """The target itself: its object, or the error that ends the diagnosis (exit 2 or 3)."""
+    resp = api.get(path)
+    if resp.reason == "ok" and isinstance(resp.body, dict):
+        return resp.body
+    where = f" in namespace {ns}" if ns else ""
+    if resp.reason == "invalid":
+        raise InvalidName(f"cannot read {what}{where}: {resp.message}")
+    if resp.reason == "not-found":
+        raise TargetNotFound(f"{what} not found{where}")
+    if resp.reason in ("forbidden", "unauthorized"):
+        raise ClusterError(f"cannot read {what}{where}: {resp.message}")
+    if resp.reason == "timeout":
+        raise ClusterError(f"timed out reading {what}{where} from the API server ({resp.message})")
+    raise ClusterError(f"cannot reach the API server: {resp.message}")
 
 
 def store(ev: Evidence, req: Request, resp: Response) -> None:

@@ -1,18 +1,15 @@
-"""Collects a node's evidence (the node, its pods, events, RuntimeClasses, ClusterPolicy, the GPU stack's
-DaemonSets and logs) in a few bounded parallel rounds, and the node reads of a pod diagnosis; GET/LIST only."""
+"""The reads a node's GPU stack needs once the node and its pods are known (the DaemonSets, log tails and DRA
+objects they name), for the node view (collect/nodeview.py) and for a pod diagnosis; GET/LIST only."""
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
-from datetime import datetime, timezone
 from typing import List, Optional
 
 from ..gpu import stack as gpustack, nodeview
 from ..kube import podstate, storage
 from ..data import gpu_resources as gr
-from ..evidence import Evidence, Target
+from ..evidence import Evidence
 from ..kube.objects import controller_of, name, namespace, spec
-from .api import Api, Request, quote
-from .kubeconfig import ConnOptions, connect
+from .api import Request, quote
 
 LOG_LIMIT_BYTES = 256 * 1024
 DRA_GROUP = "resource.k8s.io"
@@ -22,59 +19,6 @@ POD_VIEW_MAX_LOGS = 4       # device-plugin/operator logs read for a pod diagnos
 MAX_CLAIMS = 16             # ResourceClaims of the node's pods read for the DRA inventory
 # Where the device plugin's DaemonSet is looked for when the cluster-wide DaemonSet list is refused.
 FALLBACK_DS_NAMESPACES = ("kube-system",)
-
-
-def collect_node(opts: ConnOptions, node_name: str, tail: int, connected=None) -> Evidence:
-    """`connected()`, when given, is called once the connection is set up and the first request is next."""
-    from .pod import read_target
-    conn = connect(opts)
-    api = Api(conn.client, opts.request_timeout)
-    if connected:
-        connected()
-    ev = Evidence(target=Target("Node", node_name), tail_lines=tail)
-    ev.collected_at = datetime.now(timezone.utc).replace(microsecond=0)
-    with ThreadPoolExecutor(max_workers=1) as one:   # the node, and all that needs only its name: one round trip
-        target = one.submit(read_target, api, f"/api/v1/nodes/{quote(node_name)}", f'nodes "{node_name}"')
-        api.run(node_requests(node_name), ev)
-        node = target.result()
-    node.setdefault("kind", "Node")
-    ev.add(node)
-    ev.mark_read("nodes")
-    ev.pod_nodes = {node_name}   # the node's own pods are listed; no other node's
-    api.run(dra_discovery(node), ev)
-    if _refused(ev, "events"):
-        # The kubelet records node events in namespace default; a namespaced reader may still see them.
-        ev.gaps.pop("events")
-        api.run([_events(node_name, "/api/v1/namespaces/default/events")], ev)
-    api.run(daemonset_requests(ev) + log_requests(ev, MAX_LOGS) + dra_requests(ev), ev)
-    if _refused(ev, "daemonsets") and _needs_daemonset_list(ev):
-        ev.gaps.pop("daemonsets")
-        namespaces = sorted({namespace(p) for _, p in gpustack.component_pods(ev, node)} | set(FALLBACK_DS_NAMESPACES))
-        api.run([Request("daemonsets", "list", f"/apis/apps/v1/namespaces/{quote(ns)}/daemonsets", kind="DaemonSet")
-                 for ns in namespaces], ev)
-    return ev
-
-
-def _events(node_name: str, path: str) -> Request:
-    return Request("events", "list", path,
-                   {"fieldSelector": f"involvedObject.kind=Node,involvedObject.name={node_name}"}, "Event")
-
-
-def _refused(ev: Evidence, source: str) -> bool:
-    gap = ev.gaps.get(source)
-    return gap is not None and gap.reason == "forbidden"
-
-
-def node_requests(node_name: str) -> List[Request]:
-    """First round: everything that needs only the node's name."""
-    return [
-        Request("pods", "list", "/api/v1/pods", {"fieldSelector": f"spec.nodeName={node_name}"}, "Pod"),
-        _events(node_name, "/api/v1/events"),
-        Request("runtimeclasses", "list", "/apis/node.k8s.io/v1/runtimeclasses", kind="RuntimeClass"),
-        # A 404 means the GPU operator's CRD is not installed: not an error.
-        Request("clusterpolicies", "list", "/apis/nvidia.com/v1/clusterpolicies", kind="ClusterPolicy",
-                optional_api=True),
-    ]
 
 
 def dra_discovery(node: dict) -> List[Request]:
@@ -111,6 +55,17 @@ def dra_requests(ev: Evidence) -> List[Request]:
     if not seen:
         ev.mark_read("resourceclaims")   # no pod on the node holds a claim
     return reqs
+
+
+def namespaced_daemonset_requests(ev: Evidence) -> List[Request]:
+    """When the cluster-wide DaemonSet list is refused: the lists of the namespaces where the node's GPU-stack pods
+    run, and of kube-system, if the device plugin's DaemonSet is wanted at all."""
+    node = ev.node
+    if node is None or not _needs_daemonset_list(ev):
+        return []
+    namespaces = sorted({namespace(p) for _, p in gpustack.component_pods(ev, node)} | set(FALLBACK_DS_NAMESPACES))
+    return [Request("daemonsets", "list", f"/apis/apps/v1/namespaces/{quote(ns)}/daemonsets", kind="DaemonSet")
+            for ns in namespaces]
 
 
 def _needs_daemonset_list(ev: Evidence) -> bool:

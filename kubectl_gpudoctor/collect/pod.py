@@ -7,10 +7,9 @@ from typing import List
 from ..gpu import nodeview
 from ..kube import affinity, placement, podstate
 from ..evidence import Evidence, Target
-from ..kube.names import InvalidName
 from ..kube.objects import allocatable, claim_names, config_references, gpu_request, name, node_resources, spec
 from . import network, node, scheduling, workload
-from .api import METADATA_ONLY, Api, ClusterError, Request, TargetNotFound, quote
+from .api import METADATA_ONLY, Api, ClusterError, Request, TargetNotFound, quote, read_target
 from .kubeconfig import ConnOptions, connect
 
 # Phase-specific readers add what their rules need, in two parallel rounds.
@@ -63,22 +62,6 @@ def evidence_for(api: Api, pod: dict, tail: int = 80) -> Evidence:
     for stage in LATER_ROUNDS:   # readers whose requests need the follow-up's answers (pods there -> their logs)
         api.run([r for reader in PHASE_READERS for r in getattr(reader, stage, lambda _ev: [])(ev)], ev)
     return ev
-
-
-def read_target(api: Api, path: str, what: str, ns=None) -> dict:
-    resp = api.get(path)
-    if resp.reason == "ok" and isinstance(resp.body, dict):
-        return resp.body
-    where = f" in namespace {ns}" if ns else ""
-    if resp.reason == "invalid":
-        raise InvalidName(f"cannot read {what}{where}: {resp.message}")
-    if resp.reason == "not-found":
-        raise TargetNotFound(f"{what} not found{where}")
-    if resp.reason in ("forbidden", "unauthorized"):
-        raise ClusterError(f"cannot read {what}{where}: {resp.message}")
-    if resp.reason == "timeout":
-        raise ClusterError(f"timed out reading {what}{where} from the API server ({resp.message})")
-    raise ClusterError(f"cannot reach the API server: {resp.message}")
 
 
 def pod_requests(pod: dict, tail: int) -> List[Request]:

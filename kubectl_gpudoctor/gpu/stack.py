@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import List, Optional, Set, Tuple
 
 from ..kube import podstate
@@ -13,6 +14,18 @@ from ..kube.timeutil import parse_time, seconds_between
 # A component pod younger than this that is still starting is "starting", not "failing": the operator's
 # driver container compiles and loads the kernel module (its startupProbe allows 60 s + 120 x 10 s).
 STARTING_GRACE_S = 20 * 60
+# The patterns of data/gpu_operator.py, each compiled once: by compiled() in the preload thread of a live
+# diagnosis (kubectl_gpudoctor/preload.py), while its first requests are in flight.
+_rx = lru_cache(maxsize=None)(re.compile)
+
+
+def compiled() -> None:
+    for pattern in [c.pattern for c in go.COMPONENTS] + list(go.ERROR_PATTERNS) + [
+            go.DEVICE_PLUGIN_IMAGES, go.NOT_GPU_PLUGINS, go.DRA_PLUGIN_PODS, go.BENIGN_LINES, go.PLUGIN_HINT,
+            go.HEALTH_PATTERN]:
+        _rx(pattern)
+    for _, pattern in go.VENDOR_HINTS:
+        _rx(pattern, re.I)
 
 
 # --- which pod is which component ----------------------------------------------------------------------
@@ -37,23 +50,23 @@ def component_of(pod: dict) -> Optional[go.Component]:
     ids = identity(pod)
     images = [c.get("image") or "" for c in containers(pod)]
     for comp in go.COMPONENTS:
-        rx = re.compile(comp.pattern)
+        rx = _rx(comp.pattern)
         if any(rx.search(s) for s in ids):
             return None if comp.device_plugin and not_gpu_plugin(ids + images) else comp
-    if re.search(go.DEVICE_PLUGIN_IMAGES, " ".join(images)) and (controller_of(pod) or {}).get("kind") == "DaemonSet":
+    if _rx(go.DEVICE_PLUGIN_IMAGES).search(" ".join(images)) and (controller_of(pod) or {}).get("kind") == "DaemonSet":
         return go.COMPONENT_BY_KEY["device-plugin"]
     return None
 
 
 def not_gpu_plugin(names: List[str]) -> bool:
     """A device plugin for network devices or other accelerators (SR-IOV, RDMA, EFA, Gaudi, ...), not for GPUs."""
-    rx = re.compile(go.NOT_GPU_PLUGINS)
+    rx = _rx(go.NOT_GPU_PLUGINS)
     return any(rx.search(n.rsplit("@", 1)[0]) for n in names)
 
 
 def vendor_of(pod: dict) -> str:
     text = " ".join(identity(pod) + [c.get("image") or "" for c in containers(pod)])
-    return next(v for v, rx in go.VENDOR_HINTS if re.search(rx, text, re.I))
+    return next(v for v, rx in go.VENDOR_HINTS if _rx(rx, re.I).search(text))
 
 
 def pods_known(ev: Evidence, node_name: str) -> bool:
@@ -70,7 +83,7 @@ def component_pods(ev: Evidence, node: dict) -> List[Tuple[go.Component, dict]]:
 
 def dra_plugin_pods(ev: Evidence, node: dict) -> List[dict]:
     """Kubelet-plugin pods of a DRA driver on the node (they publish the node's devices as ResourceSlices)."""
-    rx = re.compile(go.DRA_PLUGIN_PODS)
+    rx = _rx(go.DRA_PLUGIN_PODS)
     return [p for p in ev.pods_on(name(node)) if any(rx.search(s) for s in identity(p))]
 
 
@@ -160,9 +173,9 @@ def last_error(ev: Evidence, pod: dict) -> Optional[Tuple[str, bool, str]]:
     """(container, previous, line): the most telling error line of a component pod's logs."""
     from ..logs.scan import clean
     texts = [(c, prev, clean(ev.log(pod, c, prev) or "").splitlines()) for c in _log_order(pod) for prev in (True, False)]
-    benign = re.compile(go.BENIGN_LINES)
+    benign = _rx(go.BENIGN_LINES)
     for pattern in go.ERROR_PATTERNS:
-        rx = re.compile(pattern)
+        rx = _rx(pattern)
         for c, prev, lines in texts:
             for line in reversed(lines):
                 if line.strip() and rx.search(line) and not benign.search(line):
@@ -173,7 +186,7 @@ def last_error(ev: Evidence, pod: dict) -> Optional[Tuple[str, bool, str]]:
 def plugin_hint(ev: Evidence, node: dict) -> Optional[str]:
     """The device plugin's own advice on the node when it found no GPU library ("did you configure the NVIDIA
     Container Toolkit?"), from its newest log that has it."""
-    rx = re.compile(go.PLUGIN_HINT)
+    rx = _rx(go.PLUGIN_HINT)
     for c, p in component_pods(ev, node):
         for cname in [x.get("name") for x in containers(p)] if c.device_plugin else []:
             for prev in (False, True):
@@ -192,7 +205,7 @@ def device_plugin_ready(ev: Evidence, node: dict) -> bool:
 
 def health_lines(ev: Evidence, node: dict) -> List[Tuple[str, str]]:
     """(ref, line) for every device-plugin log line that marks a GPU unhealthy, oldest first."""
-    rx = re.compile(go.HEALTH_PATTERN)
+    rx = _rx(go.HEALTH_PATTERN)
     out = []
     for c, p in component_pods(ev, node):
         if not c.device_plugin:
