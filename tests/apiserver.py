@@ -305,6 +305,10 @@ class _Handler(BaseHTTPRequestHandler):
     def log_message(self, *args):
         pass
 
+    def setup(self):
+        super().setup()
+        self.server.fake._connected()
+
     def _handle(self):
         self.server.fake._handle(self)
 
@@ -329,6 +333,9 @@ class FakeApiServer:
         self.latency = latency  # seconds added to every answer, like a round trip to a remote control plane
         self.logs: dict = dict(logs or {})  # (namespace, pod, container, previous) -> text
         self.requests: list[RequestRecord] = []
+        # per accepted connection, the round trip it was opened in (as RequestRecord.depth: 1 + the deepest
+        # request answered by then), so a test can tell connections opened while the first answer was awaited
+        self.connections: list[int] = []
         self._lock = threading.RLock()
         self._resources: dict[tuple, Resource] = {}
         self._store: dict[tuple, dict] = {}  # (group, version, resource) -> {(namespace or "", name): object}
@@ -398,6 +405,11 @@ class FakeApiServer:
     def reset_requests(self) -> None:
         with self._lock:
             self.requests.clear()
+            self.connections.clear()
+
+    def _connected(self) -> None:
+        with self._lock:
+            self.connections.append(1 + max((r.depth for r in self.requests), default=0))
 
     def _register(self, api_version: str, kind: str, namespaced: bool, short_names=()) -> Resource:
         group, _, version = api_version.rpartition("/")

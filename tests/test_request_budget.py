@@ -124,3 +124,17 @@ def test_scan_lists_pods_in_pages(tmp_path):
     cluster_lists = [r for r in srv.requests if r.path == "/api/v1/pods" and "spec.nodeName=" not in
                      r.query.get("fieldSelector", "")]
     assert cluster_lists and all(r.query.get("limit") for r in cluster_lists), cluster_lists
+
+
+def test_the_second_round_goes_out_on_connections_opened_during_the_first(tmp_path):
+    """A new connection costs two round trips (TCP, then TLS) before its request leaves: the pod diagnosis opens
+    its second round's connections while the pod itself is being read, so none is opened after the first answer."""
+    from tests.live import run_json, serving
+    case = os.path.join(ROOT, "tests", "cases", "oom-killed", "fail-startup-peak")
+    with serving(case, tmp_path, namespace="serving", latency=0.3) as (srv, kc):
+        proc, doc = run_json("inference-7d9f8b6c5-x2x9q", "--kubeconfig", kc)
+        depths = sorted(r.depth for r in srv.requests)
+        opened = list(srv.connections)
+    assert doc["rootCause"] == "oom-killed", proc.stderr
+    assert depths[0] == 1 and depths.count(2) >= 8, depths
+    assert opened and all(d == 1 for d in opened), f"connections opened per round trip: {opened}; depths {depths}"

@@ -19,6 +19,9 @@ LATER_ROUNDS = ("third_round", "fourth_round")
 
 LOG_LIMIT_BYTES = 256 * 1024
 MAX_NODE_POD_LISTS = 3       # GPU nodes whose pods are listed for an unscheduled pod, whatever the cluster's size
+# Connections opened while the pod itself is read: a second round holds 4-11 reads (one more rides the connection
+# the pod was read on).
+SPARE_CONNECTIONS = 10
 
 
 def collect_pod(opts: ConnOptions, pod_name: str, tail: int = 80, connected=None) -> Evidence:
@@ -27,6 +30,7 @@ def collect_pod(opts: ConnOptions, pod_name: str, tail: int = 80, connected=None
     api = Api(conn.client, opts.request_timeout)
     if connected:
         connected()
+    conn.client.open_spares(SPARE_CONNECTIONS)
     if opts.all_namespaces and not opts.namespace:
         return evidence_for(api, find_pod(api, pod_name), tail)
     ns = conn.namespace

@@ -107,6 +107,26 @@ class Transport:
             raise
         return http11.Connection(sock)
 
+    def open_spares(self, n: int) -> None:
+        """Open up to n more connections in the background (TCP and TLS handshakes) while the first request is in
+        flight, so that the next parallel round starts sending at once: a new connection costs two round trips
+        before its request goes out (client-go avoids it with one HTTP/2 connection). A failure here is silent;
+        the request that would have used the connection opens its own and reports what goes wrong."""
+        import threading
+
+        def one():
+            try:
+                conn = self._connect()
+            except (OSError, http11.BadResponse):
+                return
+            try:
+                self.idle.put_nowait(conn)
+            except queue.Full:
+                conn.close()
+
+        for _ in range(max(0, min(n, self.idle.maxsize - self.idle.qsize()))):
+            threading.Thread(target=one, name="gpudoctor-connect", daemon=True).start()
+
     def get(self, path: str, query: Optional[Dict[str, str]] = None, accept: str = "application/json") -> Tuple[int, bytes]:
         """(HTTP status, body) of one GET; raises Unreachable or Timeout when no answer arrives."""
         url = self.prefix + path + ("?" + urlencode(query) if query else "")
