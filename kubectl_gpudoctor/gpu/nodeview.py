@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import Dict, List, Optional, Set, Tuple
 
 from ..kube import affinity, podstate
@@ -25,15 +26,31 @@ def labelled_vendors(node: dict) -> Set[str]:
     return {v for v, keys in go.GPU_NODE_LABELS.items() if any(k in lab and _truthy(lab[k]) for k in keys)}
 
 
+@lru_cache(maxsize=1024)   # asked for every resource of every node, per vendor
+def _counts_vendor_gpus(vendor: str, res: str) -> bool:
+    return re.match(gr.VENDOR_RESOURCES[vendor], res) is not None
+
+
 def vendor_resources(node: dict, vendor: str) -> List[str]:
-    rx = re.compile(gr.VENDOR_RESOURCES[vendor])
     st = status(node)
-    return sorted(r for r in set(st.get("capacity") or {}) | set(st.get("allocatable") or {}) if rx.match(r))
+    return sorted(r for r in set(st.get("capacity") or {}) | set(st.get("allocatable") or {})
+                  if _counts_vendor_gpus(vendor, r))
+
+
+@lru_cache(maxsize=1024)
+def _vendors_counted(res: str) -> Tuple[str, ...]:
+    return tuple(v for v in gr.VENDOR_RESOURCES if _counts_vendor_gpus(v, res))
 
 
 def gpu_vendors(node: dict) -> Set[str]:
     """Vendors whose GPUs the node has: labelled, or with a GPU resource in its capacity."""
-    return labelled_vendors(node) | {v for v in gr.VENDOR_RESOURCES if any(capacity(node, r) > 0 for r in vendor_resources(node, v))}
+    # Asked of every node of the cluster, several times: each capacity entry is read once, not once per vendor.
+    found = labelled_vendors(node)
+    for res in status(node).get("capacity") or {}:
+        vendors = _vendors_counted(res)
+        if vendors and capacity(node, res) > 0:
+            found.update(vendors)
+    return found
 
 
 def is_gpu_node(node: Optional[dict]) -> bool:

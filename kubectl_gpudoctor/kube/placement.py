@@ -45,7 +45,10 @@ def shortfall(ev: Evidence, pod: dict, node: dict) -> Dict[str, tuple]:
     """Resources the node lacks for the pod: {res: (need, free)}; free counted only when known."""
     out = {}
     pods = ev.all("Pod")
-    for res, need in requested(pod).items():
+    key = ("requested", meta(pod).get("uid"), name(pod))   # asked once per node of the cluster: read the pod once
+    if key not in ev.memo:
+        ev.memo[key] = requested(pod)
+    for res, need in ev.memo[key].items():
         have = free(node, pods, res) if knows_free(ev, node) else allocatable(node, res)
         if have < need:
             out[res] = (need, have)
