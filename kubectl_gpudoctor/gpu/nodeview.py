@@ -77,22 +77,27 @@ def stack_nodes(ev: Evidence, pod: dict) -> List[dict]:
     why: nodes of the requested vendor by labels or capacity; only when there are none, the nodes where a device
     plugin for it runs (the plain plugin DaemonSet also runs on CPU nodes). Those the pod's node selector picks
     when it picks any (a selector on a label GFD would set can fail because GFD is broken); bounded."""
-    # Pure, and asked by several rules and collection rounds: remembered while the nodes and pods held are the same.
-    key = ("stack_nodes", (pod.get("metadata") or {}).get("uid"), name(pod), len(ev.all("Node")), len(ev.all("Pod")))
-    if key not in ev.memo:
-        ev.memo[key] = _stack_nodes(ev, pod)
-    return list(ev.memo[key])
+    # Pure, and asked by several rules and collection rounds: remembered while the nodes held are the same, and
+    # the pods too when they decided (no node is a GPU node by labels or capacity).
+    key = ("stack_nodes", (pod.get("metadata") or {}).get("uid"), name(pod), len(ev.all("Node")))
+    pods, nodes = ev.memo.get(key, (-1, None))
+    if nodes is None or pods not in (None, len(ev.all("Pod"))):
+        pods, nodes = ev.memo[key] = _stack_nodes(ev, pod)
+    return list(nodes)
 
 
-def _stack_nodes(ev: Evidence, pod: dict) -> List[dict]:
+def _stack_nodes(ev: Evidence, pod: dict) -> Tuple[Optional[int], List[dict]]:
+    """(how many pods decided, or None when the nodes alone did; the nodes)."""
     wanted = request_vendors(pod)
     nodes = [n for n in ev.all("Node") if gpu_vendors(n) & wanted]
+    pods = None
     if not nodes:
+        pods = len(ev.all("Pod"))
         hosting = {name(n) for n in ev.all("Node") if device_plugin_pods(ev, n, wanted)}
         nodes = [n for n in ev.all("Node") if name(n) in hosting]
     picked = [n for n in nodes if not affinity.selector_failures(pod, n)]
     advertising = lambda n: any(advertised(n, v) for v in wanted)
-    return sorted(picked or nodes, key=lambda n: (advertising(n), name(n)))[:MAX_STACK_NODES]
+    return pods, sorted(picked or nodes, key=lambda n: (advertising(n), name(n)))[:MAX_STACK_NODES]
 
 
 def node_gpu_resources(node: dict) -> List[str]:

@@ -30,6 +30,10 @@ def advertising(nodes: Iterable[dict], res: str) -> List[dict]:
     return [n for n in nodes if allocatable(n, res) > 0]
 
 
+def advertised_anywhere(nodes: Iterable[dict], res: str) -> bool:
+    return any(allocatable(n, res) > 0 for n in nodes)
+
+
 def candidates(ev: Evidence, pod: dict) -> List[dict]:
     """Nodes that advertise every device resource the pod requests (every node for a pod that requests none)."""
     wanted = requested(pod)

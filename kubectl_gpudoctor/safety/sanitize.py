@@ -46,12 +46,14 @@ def neutral(doc, escape: bool = True) -> Tuple[object, int]:
             out, n = mask(node)
             count += n
             return inert(out) if escape else out
-        if dataclasses.is_dataclass(node) and not isinstance(node, type):
-            return dataclasses.replace(node, **{f.name: walk(getattr(node, f.name), depth + 1)
-                                                for f in dataclasses.fields(node) if f.init})
+        if node is None or isinstance(node, (int, float)):   # most of a big table: numbers and nulls
+            return node
         if isinstance(node, dict):
             return {walk(k, depth + 1) if isinstance(k, str) else k: walk(v, depth + 1) for k, v in node.items()}
         if isinstance(node, (list, tuple)):
             return type(node)(walk(v, depth + 1) for v in node)
+        if dataclasses.is_dataclass(node) and not isinstance(node, type):
+            return dataclasses.replace(node, **{f.name: walk(getattr(node, f.name), depth + 1)
+                                                for f in dataclasses.fields(node) if f.init})
         return node
     return walk(doc), count
