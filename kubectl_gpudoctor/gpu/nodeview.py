@@ -89,15 +89,24 @@ def stack_nodes(ev: Evidence, pod: dict) -> List[dict]:
 def _stack_nodes(ev: Evidence, pod: dict) -> Tuple[Optional[int], List[dict]]:
     """(how many pods decided, or None when the nodes alone did; the nodes)."""
     wanted = request_vendors(pod)
-    nodes = [n for n in ev.all("Node") if gpu_vendors(n) & wanted]
+    nodes = vendor_nodes(ev, pod)
     pods = None
     if not nodes:
         pods = len(ev.all("Pod"))
         hosting = {name(n) for n in ev.all("Node") if device_plugin_pods(ev, n, wanted)}
         nodes = [n for n in ev.all("Node") if name(n) in hosting]
     picked = [n for n in nodes if not affinity.selector_failures(pod, n)]
-    advertising = lambda n: any(advertised(n, v) for v in wanted)
+    advertising = lambda n: any(allocatable(n, r) > 0 for v in wanted for r in vendor_resources(n, v))
     return pods, sorted(picked or nodes, key=lambda n: (advertising(n), name(n)))[:MAX_STACK_NODES]
+
+
+def vendor_nodes(ev: Evidence, pod: dict) -> List[dict]:
+    """Nodes whose labels or capacity say they have GPUs of a vendor the pod requests (remembered per node set)."""
+    key = ("vendor_nodes", (pod.get("metadata") or {}).get("uid"), name(pod), len(ev.all("Node")))
+    if key not in ev.memo:
+        wanted = request_vendors(pod)
+        ev.memo[key] = [n for n in ev.all("Node") if gpu_vendors(n) & wanted]
+    return list(ev.memo[key])
 
 
 def node_gpu_resources(node: dict) -> List[str]:
