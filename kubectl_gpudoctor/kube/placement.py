@@ -205,11 +205,14 @@ def analyse(ev: Evidence, pod: dict) -> List[NodeView]:
 
 def _analyse(ev: Evidence, pod: dict) -> List[NodeView]:
     views = []
+    # Volumes and pod (anti-)affinity are weighed per node only when the pod has any (once per node of the cluster).
+    claims = bool(storage.pod_claims(pod))
+    peers = bool(affinity.required_pod_terms(pod) or affinity.required_pod_terms(pod, "podAntiAffinity"))
     for n in candidates(ev, pod):
         v = NodeView(n)
         checks = {"selector": affinity.selector_failures(pod, n), "taint": blocking_taints(pod, n),
-                  "unavailable": unavailable(pod, n), "volume": storage.volume_failures(ev, pod, n),
-                  "affinity": affinity_failure(ev, pod, n)}
+                  "unavailable": unavailable(pod, n), "volume": storage.volume_failures(ev, pod, n) if claims else [],
+                  "affinity": affinity_failure(ev, pod, n) if peers else ""}
         for pred, result in checks.items():
             if result is None:
                 v.unknown.add(pred)
