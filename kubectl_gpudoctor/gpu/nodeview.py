@@ -20,10 +20,16 @@ def _truthy(value) -> bool:
     return str(value).strip().lower() not in go.FALSE_VALUES
 
 
+_LABEL_VENDORS: Dict[str, Tuple[str, ...]] = {}
+for _vendor, _keys in go.GPU_NODE_LABELS.items():
+    for _key in _keys:
+        _LABEL_VENDORS[_key] = _LABEL_VENDORS.get(_key, ()) + (_vendor,)
+
+
 def labelled_vendors(node: dict) -> Set[str]:
     """Vendors whose GPUs the node's labels announce (GFD, NFD PCI ids, cloud node pools)."""
-    lab = labels(node)
-    return {v for v, keys in go.GPU_NODE_LABELS.items() if any(k in lab and _truthy(lab[k]) for k in keys)}
+    lab = labels(node)   # asked of every node of a cluster: one pass over its labels
+    return {v for k, value in lab.items() if k in _LABEL_VENDORS and _truthy(value) for v in _LABEL_VENDORS[k]}
 
 
 @lru_cache(maxsize=1024)   # asked for every resource of every node, per vendor
@@ -96,7 +102,8 @@ def _stack_nodes(ev: Evidence, pod: dict) -> Tuple[Optional[int], List[dict]]:
         hosting = {name(n) for n in ev.all("Node") if device_plugin_pods(ev, n, wanted)}
         nodes = [n for n in ev.all("Node") if name(n) in hosting]
     picked = [n for n in nodes if not affinity.selector_failures(pod, n)]
-    advertising = lambda n: any(allocatable(n, r) > 0 for v in wanted for r in vendor_resources(n, v))
+    advertising = lambda n: any(not wanted.isdisjoint(_vendors_counted(r)) and allocatable(n, r) > 0
+                                for r in status(n).get("allocatable") or {})
     return pods, sorted(picked or nodes, key=lambda n: (advertising(n), name(n)))[:MAX_STACK_NODES]
 
 
