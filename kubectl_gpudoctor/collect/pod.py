@@ -7,7 +7,9 @@ from typing import List
 from ..gpu import nodeview
 from ..kube import affinity, placement, podstate
 from ..evidence import Evidence, Target
-from ..kube.objects import allocatable, claim_names, config_references, gpu_request, name, node_resources, spec
+from ..kube.objects import (allocatable, claim_names, config_references, gpu_request, is_gpu_resource, name, spec,
+                            status)
+from ..kube.quantity import count
 from . import network, node, scheduling, workload
 from .api import METADATA_ONLY, Api, ClusterError, Request, TargetNotFound, quote, read_target
 from .kubeconfig import ConnOptions, connect
@@ -142,11 +144,16 @@ def gpu_node_pod_requests(ev: Evidence) -> List[Request]:
         return []
     silent = [n for n in nodeview.stack_nodes(ev, pod) if not any(allocatable(n, r) > 0 for r in wanted)]
     candidates = [n for n in ev.all("Node") if any(allocatable(n, r) > 0 for r in wanted)]
-    candidates.sort(key=lambda n: (-sum(allocatable(n, r) for r in node_resources(n)), name(n)))
+    candidates.sort(key=lambda n: (-_gpus(n), name(n)))
     chosen = list(dict.fromkeys(name(n) for n in silent[:1] + _admitted_first(pod, candidates, MAX_NODE_POD_LISTS)))
     chosen = chosen[:MAX_NODE_POD_LISTS]
     ev.pod_nodes = set(chosen)
     return [Request("pods", "list", "/api/v1/pods", {"fieldSelector": f"spec.nodeName={n}"}, "Pod") for n in chosen]
+
+
+def _gpus(node: dict) -> int:
+    """GPUs of every kind the node advertises (what only its capacity names advertises none)."""
+    return sum(count(q) for r, q in (status(node).get("allocatable") or {}).items() if is_gpu_resource(r))
 
 
 def _admitted_first(pod: dict, nodes: List[dict], k: int) -> List[dict]:
