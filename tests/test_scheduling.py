@@ -160,3 +160,34 @@ def test_an_unscheduled_gpu_pod_lists_the_pods_of_the_nodes_it_may_use_first(nod
         -allocatable(n, "nvidia.com/gpu"), n["metadata"]["name"]))
     silent = [n["metadata"]["name"] for n in nodes if allocatable(n, "nvidia.com/gpu") == 0][:1]
     assert want == (silent + [n["metadata"]["name"] for n in ranked])[:3]
+
+
+def test_node_weighing_runs_while_the_last_requests_are_in_flight():
+    """Api.run hands the wait to pure work on what is held: the answers arrive only after it ran, and its errors
+    stay out of the collection (the verdict redoes that work and reports them)."""
+    import json
+    import threading
+    from kubectl_gpudoctor.collect.api import Api, Request
+
+    weighed = threading.Event()
+
+    class Client:
+        server = "https://127.0.0.1:6443"
+
+        def get(self, path, query=None, accept="application/json"):
+            assert weighed.wait(5), "the answer was awaited before the meanwhile work ran"
+            return 200, json.dumps({"kind": "PodList", "items": [_pod("q", node="g")]}).encode()
+
+    ev = _ev([_pod("p", gpus=8), _node("g", {"pool": "gpu"}, {"nvidia.com/gpu": "8"})])
+    api = Api(Client(), 5)
+    reqs = [Request("pods", "list", "/api/v1/pods", {"fieldSelector": "spec.nodeName=g"}, "Pod")]
+    api.run(reqs, ev, meanwhile=lambda: (placement.node_fit(ev, ev.pod), weighed.set()))
+    assert [p["metadata"]["name"] for p in ev.all("Pod")] == ["p", "q"]
+    assert [n["metadata"]["name"] for n, *_ in placement.node_fit(ev, ev.pod)] == ["g"]
+    weighed.clear()
+
+    def broken():
+        weighed.set()
+        raise KeyError("spec")
+    api.run([Request("pods", "list", "/api/v1/pods", {"fieldSelector": "spec.nodeName=h"}, "Pod")], ev, meanwhile=broken)
+    assert not ev.gaps

@@ -60,10 +60,18 @@ def evidence_for(api: Api, pod: dict, tail: int = 80) -> Evidence:
     node = spec(pod).get("nodeName")
     ev.pod_nodes = {node} if node else set()   # free GPUs are known only where pods were listed
     api.run(pod_requests(pod, tail), ev)
-    api.run(follow_up_requests(ev), ev)
+    api.run(follow_up_requests(ev), ev, meanwhile=_weigh_nodes(ev, pod))
     for stage in LATER_ROUNDS:   # readers whose requests need the follow-up's answers (pods there -> their logs)
         api.run([r for reader in PHASE_READERS for r in getattr(reader, stage, lambda _ev: [])(ev)], ev)
     return ev
+
+
+def _weigh_nodes(ev: Evidence, pod: dict):
+    """For an unscheduled pod, what its scheduling rules weigh on every node that depends on the nodes alone:
+    worked out while the follow-up requests are in flight (one node list, no further node reads)."""
+    if not podstate.is_unscheduled_pending(pod) or not ev.readable("nodes"):
+        return None
+    return lambda: placement.node_fit(ev, pod)
 
 
 def pod_requests(pod: dict, tail: int) -> List[Request]:

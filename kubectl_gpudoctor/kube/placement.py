@@ -203,15 +203,26 @@ def analyse(ev: Evidence, pod: dict) -> List[NodeView]:
     return [NodeView(v.node, dict(v.fails), set(v.unknown)) for v in ev.memo[key]]
 
 
+def node_fit(ev: Evidence, pod: dict) -> List[tuple]:
+    """(node, selector failures, blocking taints, unavailability) of every candidate node: what the pod and the
+    node alone decide, remembered while the nodes held are the same (the collector works it out while the last
+    requests are in flight; analyse reads it after)."""
+    key = ("node_fit", meta(pod).get("uid"), name(pod), len(ev.all("Node")))
+    if key not in ev.memo:
+        ev.memo[key] = [(n, affinity.selector_failures(pod, n), blocking_taints(pod, n), unavailable(pod, n))
+                        for n in candidates(ev, pod)]
+    return ev.memo[key]
+
+
 def _analyse(ev: Evidence, pod: dict) -> List[NodeView]:
     views = []
     # Volumes and pod (anti-)affinity are weighed per node only when the pod has any (once per node of the cluster).
     claims = bool(storage.pod_claims(pod))
     peers = bool(affinity.required_pod_terms(pod) or affinity.required_pod_terms(pod, "podAntiAffinity"))
-    for n in candidates(ev, pod):
+    for n, selector, taint, unusable in node_fit(ev, pod):
         v = NodeView(n)
-        checks = {"selector": affinity.selector_failures(pod, n), "taint": blocking_taints(pod, n),
-                  "unavailable": unavailable(pod, n), "volume": storage.volume_failures(ev, pod, n) if claims else [],
+        checks = {"selector": selector, "taint": taint, "unavailable": unusable,
+                  "volume": storage.volume_failures(ev, pod, n) if claims else [],
                   "affinity": affinity_failure(ev, pod, n) if peers else ""}
         for pred, result in checks.items():
             if result is None:
