@@ -159,6 +159,10 @@ def _field_value(obj: dict, path: str) -> str:
     return str(obj).lower() if isinstance(obj, bool) else "" if obj is None else str(obj)
 
 
+def _node_name(pod: dict) -> str:
+    return _field_value(pod, "spec.nodeName")
+
+
 def _terms(selector: str) -> list[str]:
     return [t.strip() for t in re.split(r",(?![^()]*\))", selector) if t.strip()]  # commas outside "in (a,b)"
 
@@ -339,6 +343,9 @@ class FakeApiServer:
         self._lock = threading.RLock()
         self._resources: dict[tuple, Resource] = {}
         self._store: dict[tuple, dict] = {}  # (group, version, resource) -> {(namespace or "", name): object}
+        # Pods by spec.nodeName, as the apiserver's watch cache indexes them: a field-selected list of one node's
+        # pods costs that node's pods, not a scan of every pod (pkg/registry/core/pod NodeNameIndexFunc).
+        self._pods_by_node: dict[str, dict] = {}
         self._faults: list[Fault] = []
         self._httpd = self._tmp = None
         for api_version, kind, namespaced, short in BUILTINS:
@@ -433,12 +440,22 @@ class FakeApiServer:
                               "status": {"phase": "Active"}})
             else:
                 meta.pop("namespace", None)
-            self._store[(group, version, res.name)][(meta.get("namespace", ""), meta["name"])] = obj
+            key = (meta.get("namespace", ""), meta["name"])
+            if (group, res.name) == ("", "pods"):
+                self._unindex(self._store[(group, version, res.name)].get(key), key)
+                self._pods_by_node.setdefault(_node_name(obj), {})[key] = obj
+            self._store[(group, version, res.name)][key] = obj
 
     def remove(self, kind: str, namespace: str | None, name: str) -> bool:
         with self._lock:
             keys = [k for k, r in self._resources.items() if r.kind == kind]
+            if kind == "Pod":
+                self._unindex(self._store[("", "v1", "pods")].get((namespace or "", name)), (namespace or "", name))
             return any([self._store[k].pop((namespace or "", name), None) is not None for k in keys])
+
+    def _unindex(self, pod: dict | None, key: tuple) -> None:
+        if pod is not None:
+            self._pods_by_node.get(_node_name(pod), {}).pop(key, None)
 
     def _handle(self, h: BaseHTTPRequestHandler) -> None:
         url = urlsplit(h.path)
@@ -544,10 +561,14 @@ class FakeApiServer:
             if res is None or (req.namespace is not None and not res.namespaced) or (
                     req.name and req.namespace is None and res.namespaced):
                 raise not_found()
-            store = dict(self._store[(req.group, req.version, req.resource)])
+            store = self._store[(req.group, req.version, req.resource)]
+            if req.name is None:
+                store = dict(self._pods_by_node.get(node, {}) if (node := self._one_node(res, query)) is not None
+                             else store)
+            else:
+                obj = store.get((req.namespace or "", req.name))
         if req.name is None:
             return self._list(res, req, store, query, accept)
-        obj = store.get((req.namespace or "", req.name))
         if obj is None:
             raise ApiError(404, f'{req.qualified} "{req.name}" not found', req.details())
         if req.sub == "log" and (res.group, res.name) == ("", "pods"):
@@ -557,6 +578,17 @@ class FakeApiServer:
         if wants_metadata(accept):
             return {"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1", "metadata": obj["metadata"]}
         return obj
+
+    @staticmethod
+    def _one_node(res: Resource, query: dict) -> str | None:
+        """The node of a pod list whose field selector asks for `spec.nodeName=<node>` (the index answers it)."""
+        if (res.group, res.name) != ("", "pods"):
+            return None
+        for term in _terms(query.get("fieldSelector", "")):
+            m = re.fullmatch(r"spec\.nodeName\s*==?\s*(.*)", term)
+            if m:
+                return m[1]
+        return None
 
     def _list(self, res: Resource, req: Req, store: dict, query: dict, accept: str) -> dict:
         preds = selector_predicates(res.name, query.get("fieldSelector", ""), query.get("labelSelector", ""))

@@ -245,6 +245,20 @@ def test_pod_field_selectors(srv, selector, expected):
     assert names(call(srv, "/api/v1/pods", fieldSelector=selector)[2]) == expected
 
 
+def test_node_field_selector_follows_pods_that_move_or_go(srv):
+    """One node's pods come from an index (as the apiserver's watch cache keeps them): a pod added again on another
+    node, or removed, is served where it now is and nowhere else."""
+    moved = pod("web-0", node="gpu-node-1", containers=("server",), labels={"app": "web"})
+    srv.add(moved)
+    assert "web-0" in names(call(srv, "/api/v1/pods", fieldSelector="spec.nodeName=gpu-node-1")[2])
+    assert names(call(srv, "/api/v1/pods", fieldSelector="spec.nodeName=cpu-node-1")[2]) == []
+    srv.remove("Pod", "ml", "trainer-0")
+    assert names(call(srv, "/api/v1/namespaces/ml/pods", fieldSelector="spec.nodeName=gpu-node-1")[2]) == [
+        "creating-0", "web-0"]
+    assert names(call(srv, "/api/v1/pods", fieldSelector="spec.nodeName=gpu-node-1,status.phase!=Pending")[2]) == [
+        "web-0", "infer-0"]
+
+
 def test_event_field_selectors(srv):
     path = "/api/v1/namespaces/ml/events"
     assert names(call(srv, path, fieldSelector="involvedObject.name=trainer-0,involvedObject.kind=Pod")[2]) == [

@@ -5,6 +5,7 @@ from datetime import datetime, timezone
 
 import pytest
 
+from kubectl_gpudoctor.data import gpu_operator as go
 from kubectl_gpudoctor.gpu import stack as gpustack, nodeview
 from kubectl_gpudoctor.kube import podstate
 from kubectl_gpudoctor.evidence import Evidence, Gap, Target
@@ -94,6 +95,26 @@ def test_stack_nodes_are_gpu_labelled_nodes_and_plugin_hosts_only_without_them()
     assert [n["metadata"]["name"] for n in nodeview.stack_nodes(ev, ev.pod)] == ["gpu-1"]
     ev = _ev(_pending(), _node("minikube"), _node("cpu-2"), _plugin("minikube"))
     assert [n["metadata"]["name"] for n in nodeview.stack_nodes(ev, ev.pod)] == ["minikube"]
+
+
+@pytest.mark.parametrize("labels,alloc,vendors", [
+    ({"nvidia.com/gpu.present": "true", "nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3"}, {}, {"nvidia"}),
+    ({"feature.node.kubernetes.io/pci-10de.present": "true"}, {"nvidia.com/gpu": "0"}, {"nvidia"}),   # NFD only
+    ({"cloud.google.com/gke-accelerator": "nvidia-l4"}, {}, {"nvidia"}),
+    ({"nvidia.com/gpu.present": "false", "kubernetes.io/os": "linux"}, {}, set()),       # GFD says no GPU
+    ({"feature.node.kubernetes.io/pci-1002.present": "true", "amd.com/gpu.product-name": "AMD_Instinct_MI300X_OAM"},
+     {"amd.com/gpu": "8"}, {"amd"}),
+    ({"intel.feature.node.kubernetes.io/gpu": "true"}, {"gpu.intel.com/i915": "1"}, {"intel"}),
+    ({"kubernetes.io/hostname": "minikube"}, {"nvidia.com/gpu": "1"}, {"nvidia"}),      # capacity, no GPU labels
+    ({"kubernetes.io/hostname": "cpu-1"}, {"cpu": "64"}, set()),
+    ({"nvidia.com/gpu.count": "8", "amd.com/gpu.product-name": "x"}, {}, {"nvidia", "amd"}),
+])
+def test_gpu_vendors_from_labels_or_capacity(labels, alloc, vendors):
+    node = _node("n", labels, alloc)
+    assert nodeview.gpu_vendors(node) == vendors
+    by_label = {v for v, keys in go.GPU_NODE_LABELS.items()   # the definition: any of a vendor's labels, truthy
+                if any(k in labels and str(labels[k]).strip().lower() not in go.FALSE_VALUES for k in keys)}
+    assert nodeview.labelled_vendors(node) == by_label
 
 
 def test_a_dra_node_with_unreadable_resourceslices_is_unknown_not_zero():

@@ -122,3 +122,72 @@ def test_blockers_each_wins_only_where_it_decides():
     views = placement.analyse(_ev([pod] + nodes), pod)
     assert placement.blocks(views, "selector") is None      # a GPU node matches
     assert placement.blocks(views, "taint") == "blocks"     # the node it picks is tainted
+
+
+def _chosen(ev):
+    from kubectl_gpudoctor.collect.pod import gpu_node_pod_requests
+    return [r.query["fieldSelector"].split("=", 1)[1] for r in gpu_node_pod_requests(ev)]
+
+
+def _gpu_node(name, gpus, pool="gpu", taints=None, present=True):
+    labels = {"kubernetes.io/hostname": name, "pool": pool, **({"nvidia.com/gpu.present": "true"} if present else {})}
+    return _node(name, labels, {"cpu": "96", "memory": "1Ti", "nvidia.com/gpu": str(gpus)}, taints)
+
+
+UNTOLERATED = [{"key": "dedicated", "value": "inference", "effect": "NoSchedule"}]
+
+
+@pytest.mark.parametrize("nodes,want", [
+    # a GPU node advertising nothing first (its own stack may be why), then admitted nodes, most GPUs first
+    ([_gpu_node("a-tainted", 8, taints=UNTOLERATED), _gpu_node("b", 4), _gpu_node("c-elsewhere", 8, pool="cpu"),
+      _gpu_node("d", 8), _gpu_node("e", 2), _gpu_node("silent", 0)], ["silent", "d", "b"]),
+    # fewer admitted nodes than lists: the blocked ones follow, most GPUs first, then by name
+    ([_gpu_node("a-tainted", 8, taints=UNTOLERATED), _gpu_node("b", 2), _gpu_node("c-elsewhere", 4, pool="cpu"),
+      _gpu_node("z-tainted", 8, taints=UNTOLERATED)], ["b", "a-tainted", "z-tainted"]),
+    ([_gpu_node("a-tainted", 8, taints=UNTOLERATED), _gpu_node("c-elsewhere", 4, pool="cpu")],
+     ["a-tainted", "c-elsewhere"]),
+])
+def test_an_unscheduled_gpu_pod_lists_the_pods_of_the_nodes_it_may_use_first(nodes, want):
+    """The pods of at most 3 GPU nodes are listed: a GPU node that advertises none, then those the pod's selector and
+    taints admit (most GPUs first), then blocked ones: the same as ordering every node by (blocked, -GPUs, name)."""
+    from kubectl_gpudoctor.kube.objects import allocatable
+    pod = _pod("p", gpus=8, nodeSelector={"pool": "gpu"})
+    pod["status"]["conditions"] = [{"type": "PodScheduled", "status": "False", "reason": "Unschedulable"}]
+    ev = _ev([pod] + nodes, pod_nodes=set())
+    assert _chosen(ev) == want
+    ranked = sorted((n for n in nodes if allocatable(n, "nvidia.com/gpu") > 0), key=lambda n: (
+        bool(affinity.selector_failures(pod, n) or placement.blocking_taints(pod, n)),
+        -allocatable(n, "nvidia.com/gpu"), n["metadata"]["name"]))
+    silent = [n["metadata"]["name"] for n in nodes if allocatable(n, "nvidia.com/gpu") == 0][:1]
+    assert want == (silent + [n["metadata"]["name"] for n in ranked])[:3]
+
+
+def test_node_weighing_runs_while_the_last_requests_are_in_flight():
+    """Api.run hands the wait to pure work on what is held: the answers arrive only after it ran, and its errors
+    stay out of the collection (the verdict redoes that work and reports them)."""
+    import json
+    import threading
+    from kubectl_gpudoctor.collect.api import Api, Request
+
+    weighed = threading.Event()
+
+    class Client:
+        server = "https://127.0.0.1:6443"
+
+        def get(self, path, query=None, accept="application/json"):
+            assert weighed.wait(5), "the answer was awaited before the meanwhile work ran"
+            return 200, json.dumps({"kind": "PodList", "items": [_pod("q", node="g")]}).encode()
+
+    ev = _ev([_pod("p", gpus=8), _node("g", {"pool": "gpu"}, {"nvidia.com/gpu": "8"})])
+    api = Api(Client(), 5)
+    reqs = [Request("pods", "list", "/api/v1/pods", {"fieldSelector": "spec.nodeName=g"}, "Pod")]
+    api.run(reqs, ev, meanwhile=lambda: (placement.node_fit(ev, ev.pod), weighed.set()))
+    assert [p["metadata"]["name"] for p in ev.all("Pod")] == ["p", "q"]
+    assert [n["metadata"]["name"] for n, *_ in placement.node_fit(ev, ev.pod)] == ["g"]
+    weighed.clear()
+
+    def broken():
+        weighed.set()
+        raise KeyError("spec")
+    api.run([Request("pods", "list", "/api/v1/pods", {"fieldSelector": "spec.nodeName=h"}, "Pod")], ev, meanwhile=broken)
+    assert not ev.gaps

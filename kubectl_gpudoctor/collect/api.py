@@ -77,12 +77,19 @@ class Api:
         reason = {401: "unauthorized", 403: "forbidden", 404: "not-found", 504: "timeout"}.get(status, "error")
         return Response(status, status_doc, reason, _one_line(message))
 
-    def run(self, requests: List[Request], ev: Evidence) -> None:
-        """Run requests in parallel; store each answer as objects, logs, absence or a gap."""
+    def run(self, requests: List[Request], ev: Evidence, meanwhile: Optional[Callable[[], object]] = None) -> None:
+        """Run requests in parallel; store each answer as objects, logs, absence or a gap. `meanwhile()`, pure work
+        on what is already held, runs while they are in flight (its errors are left to the verdict, which redoes it)."""
         if not requests:
             return
         with ThreadPoolExecutor(max_workers=min(POOL_SIZE, len(requests))) as pool:
-            answers = list(pool.map(self._fetch, requests))
+            in_flight = pool.map(self._fetch, requests)   # every request is sent now
+            if meanwhile is not None:
+                try:
+                    meanwhile()
+                except Exception:   # noqa: BLE001 — a warm-up: the verdict computes it again and reports its errors
+                    pass
+            answers = list(in_flight)
         for req, resp in zip(requests, answers):
             store(ev, req, resp)
             if req.then:

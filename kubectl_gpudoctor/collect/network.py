@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import List
 
-from ..kube import multus
+from ..kube import multus, podstate
 from ..evidence import Evidence
 from ..kube.objects import namespace, spec
 from .api import Request, quote
@@ -14,10 +14,13 @@ DNS_NAMESPACE = "kube-system"
 
 
 def first_round(pod: dict) -> List[Request]:
-    """The pod's namespace's NetworkPolicies; the NetworkAttachmentDefinitions its Multus annotation names."""
+    """The pod's namespace's NetworkPolicies (once it is scheduled: they isolate a pod that has a network); the
+    NetworkAttachmentDefinitions its Multus annotation names."""
     ns = namespace(pod)
-    reqs = [Request("networkpolicies", "list", f"/apis/networking.k8s.io/v1/namespaces/{quote(ns)}/networkpolicies",
-                    kind="NetworkPolicy")]
+    reqs = []
+    if podstate.is_scheduled(pod):
+        reqs.append(Request("networkpolicies", "list",
+                            f"/apis/networking.k8s.io/v1/namespaces/{quote(ns)}/networkpolicies", kind="NetworkPolicy"))
     wanted = multus.requested(pod)
     if wanted:
         # A 404 on this list means the Multus CRD is not installed: then no attachment can exist.

@@ -7,7 +7,9 @@ from typing import List
 from ..gpu import nodeview
 from ..kube import affinity, placement, podstate
 from ..evidence import Evidence, Target
-from ..kube.objects import allocatable, claim_names, config_references, gpu_request, name, node_resources, spec
+from ..kube.objects import (allocatable, claim_names, config_references, gpu_request, is_gpu_resource, name, spec,
+                            status)
+from ..kube.quantity import count
 from . import network, node, scheduling, workload
 from .api import METADATA_ONLY, Api, ClusterError, Request, TargetNotFound, quote, read_target
 from .kubeconfig import ConnOptions, connect
@@ -62,10 +64,18 @@ def evidence_for(api: Api, pod: dict, tail: int = 80) -> Evidence:
     node = spec(pod).get("nodeName")
     ev.pod_nodes = {node} if node else set()   # free GPUs are known only where pods were listed
     api.run(pod_requests(pod, tail), ev)
-    api.run(follow_up_requests(ev), ev)
+    api.run(follow_up_requests(ev), ev, meanwhile=_weigh_nodes(ev, pod))
     for stage in LATER_ROUNDS:   # readers whose requests need the follow-up's answers (pods there -> their logs)
         api.run([r for reader in PHASE_READERS for r in getattr(reader, stage, lambda _ev: [])(ev)], ev)
     return ev
+
+
+def _weigh_nodes(ev: Evidence, pod: dict):
+    """For an unscheduled pod, what its scheduling rules weigh on every node that depends on the nodes alone:
+    worked out while the follow-up requests are in flight (one node list, no further node reads)."""
+    if not podstate.is_unscheduled_pending(pod) or not ev.readable("nodes"):
+        return None
+    return lambda: placement.node_fit(ev, pod)
 
 
 def pod_requests(pod: dict, tail: int) -> List[Request]:
@@ -146,8 +156,24 @@ def gpu_node_pod_requests(ev: Evidence) -> List[Request]:
         return []
     silent = [n for n in nodeview.stack_nodes(ev, pod) if not any(allocatable(n, r) > 0 for r in wanted)]
     candidates = [n for n in ev.all("Node") if any(allocatable(n, r) > 0 for r in wanted)]
-    candidates.sort(key=lambda n: (bool(affinity.selector_failures(pod, n) or placement.blocking_taints(pod, n)),
-                                   -sum(allocatable(n, r) for r in node_resources(n)), name(n)))
-    chosen = list(dict.fromkeys(name(n) for n in silent[:1] + candidates))[:MAX_NODE_POD_LISTS]
+    candidates.sort(key=lambda n: (-_gpus(n), name(n)))
+    chosen = list(dict.fromkeys(name(n) for n in silent[:1] + _admitted_first(pod, candidates, MAX_NODE_POD_LISTS)))
+    chosen = chosen[:MAX_NODE_POD_LISTS]
     ev.pod_nodes = set(chosen)
     return [Request("pods", "list", "/api/v1/pods", {"fieldSelector": f"spec.nodeName={n}"}, "Pod") for n in chosen]
+
+
+def _gpus(node: dict) -> int:
+    """GPUs of every kind the node advertises (what only its capacity names advertises none)."""
+    return sum(count(q) for r, q in (status(node).get("allocatable") or {}).items() if is_gpu_resource(r))
+
+
+def _admitted_first(pod: dict, nodes: List[dict], k: int) -> List[dict]:
+    """The first k of `nodes` with those the pod's selector and taints admit moved ahead (a stable partition), judging
+    nodes only until k are admitted: on a big cluster the first few usually are."""
+    admitted, blocked = [], []
+    for n in nodes:
+        (blocked if affinity.selector_failures(pod, n) or placement.blocking_taints(pod, n) else admitted).append(n)
+        if len(admitted) == k:
+            break
+    return (admitted + blocked)[:k]

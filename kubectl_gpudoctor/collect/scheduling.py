@@ -109,8 +109,7 @@ def _waits_for_gpus(ev: Evidence) -> bool:
 
 
 def _labelled(ev: Evidence, pod: dict) -> bool:
-    wanted = nodeview.request_vendors(pod)
-    return any(nodeview.gpu_vendors(n) & wanted for n in ev.all("Node"))
+    return bool(nodeview.vendor_nodes(ev, pod))
 
 
 def _stack_requests(ev: Evidence, pod: dict) -> List[Request]:

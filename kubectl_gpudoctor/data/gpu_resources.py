@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Optional
 
 
@@ -52,6 +53,7 @@ VENDOR_RESOURCES = {v: "^(?:" + "|".join(r.pattern for r in RESOURCES if r.vendo
 _COMPILED = tuple((re.compile(r.pattern), r) for r in RESOURCES)
 
 
+@lru_cache(maxsize=1024)   # asked for every resource of every node: a cluster names a few dozen resources
 def lookup(res: str) -> Optional[GpuResource]:
     """The vocabulary entry of a resource name (the first that matches), or None for a non-GPU resource."""
     return next((r for rx, r in _COMPILED if rx.fullmatch(res)), None)

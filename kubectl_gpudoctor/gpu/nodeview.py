@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import Dict, List, Optional, Set, Tuple
 
 from ..kube import affinity, podstate
@@ -19,21 +20,43 @@ def _truthy(value) -> bool:
     return str(value).strip().lower() not in go.FALSE_VALUES
 
 
+_LABEL_VENDORS: Dict[str, Tuple[str, ...]] = {}
+for _vendor, _keys in go.GPU_NODE_LABELS.items():
+    for _key in _keys:
+        _LABEL_VENDORS[_key] = _LABEL_VENDORS.get(_key, ()) + (_vendor,)
+
+
 def labelled_vendors(node: dict) -> Set[str]:
     """Vendors whose GPUs the node's labels announce (GFD, NFD PCI ids, cloud node pools)."""
-    lab = labels(node)
-    return {v for v, keys in go.GPU_NODE_LABELS.items() if any(k in lab and _truthy(lab[k]) for k in keys)}
+    lab = labels(node)   # asked of every node of a cluster: one pass over its labels
+    return {v for k, value in lab.items() if k in _LABEL_VENDORS and _truthy(value) for v in _LABEL_VENDORS[k]}
+
+
+@lru_cache(maxsize=1024)   # asked for every resource of every node, per vendor
+def _counts_vendor_gpus(vendor: str, res: str) -> bool:
+    return re.match(gr.VENDOR_RESOURCES[vendor], res) is not None
 
 
 def vendor_resources(node: dict, vendor: str) -> List[str]:
-    rx = re.compile(gr.VENDOR_RESOURCES[vendor])
     st = status(node)
-    return sorted(r for r in set(st.get("capacity") or {}) | set(st.get("allocatable") or {}) if rx.match(r))
+    return sorted(r for r in set(st.get("capacity") or {}) | set(st.get("allocatable") or {})
+                  if _counts_vendor_gpus(vendor, r))
+
+
+@lru_cache(maxsize=1024)
+def _vendors_counted(res: str) -> Tuple[str, ...]:
+    return tuple(v for v in gr.VENDOR_RESOURCES if _counts_vendor_gpus(v, res))
 
 
 def gpu_vendors(node: dict) -> Set[str]:
     """Vendors whose GPUs the node has: labelled, or with a GPU resource in its capacity."""
-    return labelled_vendors(node) | {v for v in gr.VENDOR_RESOURCES if any(capacity(node, r) > 0 for r in vendor_resources(node, v))}
+    # Asked of every node of the cluster, several times: each capacity entry is read once, not once per vendor.
+    found = labelled_vendors(node)
+    for res in status(node).get("capacity") or {}:
+        vendors = _vendors_counted(res)
+        if vendors and capacity(node, res) > 0:
+            found.update(vendors)
+    return found
 
 
 def is_gpu_node(node: Optional[dict]) -> bool:
@@ -60,22 +83,37 @@ def stack_nodes(ev: Evidence, pod: dict) -> List[dict]:
     why: nodes of the requested vendor by labels or capacity; only when there are none, the nodes where a device
     plugin for it runs (the plain plugin DaemonSet also runs on CPU nodes). Those the pod's node selector picks
     when it picks any (a selector on a label GFD would set can fail because GFD is broken); bounded."""
-    # Pure, and asked by several rules and collection rounds: remembered while the nodes and pods held are the same.
-    key = ("stack_nodes", (pod.get("metadata") or {}).get("uid"), name(pod), len(ev.all("Node")), len(ev.all("Pod")))
-    if key not in ev.memo:
-        ev.memo[key] = _stack_nodes(ev, pod)
-    return list(ev.memo[key])
+    # Pure, and asked by several rules and collection rounds: remembered while the nodes held are the same, and
+    # the pods too when they decided (no node is a GPU node by labels or capacity).
+    key = ("stack_nodes", (pod.get("metadata") or {}).get("uid"), name(pod), len(ev.all("Node")))
+    pods, nodes = ev.memo.get(key, (-1, None))
+    if nodes is None or pods not in (None, len(ev.all("Pod"))):
+        pods, nodes = ev.memo[key] = _stack_nodes(ev, pod)
+    return list(nodes)
 
 
-def _stack_nodes(ev: Evidence, pod: dict) -> List[dict]:
+def _stack_nodes(ev: Evidence, pod: dict) -> Tuple[Optional[int], List[dict]]:
+    """(how many pods decided, or None when the nodes alone did; the nodes)."""
     wanted = request_vendors(pod)
-    nodes = [n for n in ev.all("Node") if gpu_vendors(n) & wanted]
+    nodes = vendor_nodes(ev, pod)
+    pods = None
     if not nodes:
+        pods = len(ev.all("Pod"))
         hosting = {name(n) for n in ev.all("Node") if device_plugin_pods(ev, n, wanted)}
         nodes = [n for n in ev.all("Node") if name(n) in hosting]
     picked = [n for n in nodes if not affinity.selector_failures(pod, n)]
-    advertising = lambda n: any(advertised(n, v) for v in wanted)
-    return sorted(picked or nodes, key=lambda n: (advertising(n), name(n)))[:MAX_STACK_NODES]
+    advertising = lambda n: any(not wanted.isdisjoint(_vendors_counted(r)) and allocatable(n, r) > 0
+                                for r in status(n).get("allocatable") or {})
+    return pods, sorted(picked or nodes, key=lambda n: (advertising(n), name(n)))[:MAX_STACK_NODES]
+
+
+def vendor_nodes(ev: Evidence, pod: dict) -> List[dict]:
+    """Nodes whose labels or capacity say they have GPUs of a vendor the pod requests (remembered per node set)."""
+    key = ("vendor_nodes", (pod.get("metadata") or {}).get("uid"), name(pod), len(ev.all("Node")))
+    if key not in ev.memo:
+        wanted = request_vendors(pod)
+        ev.memo[key] = [n for n in ev.all("Node") if gpu_vendors(n) & wanted]
+    return list(ev.memo[key])
 
 
 def node_gpu_resources(node: dict) -> List[str]:

@@ -30,6 +30,10 @@ def advertising(nodes: Iterable[dict], res: str) -> List[dict]:
     return [n for n in nodes if allocatable(n, res) > 0]
 
 
+def advertised_anywhere(nodes: Iterable[dict], res: str) -> bool:
+    return any(allocatable(n, res) > 0 for n in nodes)
+
+
 def candidates(ev: Evidence, pod: dict) -> List[dict]:
     """Nodes that advertise every device resource the pod requests (every node for a pod that requests none)."""
     wanted = requested(pod)
@@ -45,7 +49,10 @@ def shortfall(ev: Evidence, pod: dict, node: dict) -> Dict[str, tuple]:
     """Resources the node lacks for the pod: {res: (need, free)}; free counted only when known."""
     out = {}
     pods = ev.all("Pod")
-    for res, need in requested(pod).items():
+    key = ("requested", meta(pod).get("uid"), name(pod))   # asked once per node of the cluster: read the pod once
+    if key not in ev.memo:
+        ev.memo[key] = requested(pod)
+    for res, need in ev.memo[key].items():
         have = free(node, pods, res) if knows_free(ev, node) else allocatable(node, res)
         if have < need:
             out[res] = (need, have)
@@ -196,13 +203,27 @@ def analyse(ev: Evidence, pod: dict) -> List[NodeView]:
     return [NodeView(v.node, dict(v.fails), set(v.unknown)) for v in ev.memo[key]]
 
 
+def node_fit(ev: Evidence, pod: dict) -> List[tuple]:
+    """(node, selector failures, blocking taints, unavailability) of every candidate node: what the pod and the
+    node alone decide, remembered while the nodes held are the same (the collector works it out while the last
+    requests are in flight; analyse reads it after)."""
+    key = ("node_fit", meta(pod).get("uid"), name(pod), len(ev.all("Node")))
+    if key not in ev.memo:
+        ev.memo[key] = [(n, affinity.selector_failures(pod, n), blocking_taints(pod, n), unavailable(pod, n))
+                        for n in candidates(ev, pod)]
+    return ev.memo[key]
+
+
 def _analyse(ev: Evidence, pod: dict) -> List[NodeView]:
     views = []
-    for n in candidates(ev, pod):
+    # Volumes and pod (anti-)affinity are weighed per node only when the pod has any (once per node of the cluster).
+    claims = bool(storage.pod_claims(pod))
+    peers = bool(affinity.required_pod_terms(pod) or affinity.required_pod_terms(pod, "podAntiAffinity"))
+    for n, selector, taint, unusable in node_fit(ev, pod):
         v = NodeView(n)
-        checks = {"selector": affinity.selector_failures(pod, n), "taint": blocking_taints(pod, n),
-                  "unavailable": unavailable(pod, n), "volume": storage.volume_failures(ev, pod, n),
-                  "affinity": affinity_failure(ev, pod, n)}
+        checks = {"selector": selector, "taint": taint, "unavailable": unusable,
+                  "volume": storage.volume_failures(ev, pod, n) if claims else [],
+                  "affinity": affinity_failure(ev, pod, n) if peers else ""}
         for pred, result in checks.items():
             if result is None:
                 v.unknown.add(pred)

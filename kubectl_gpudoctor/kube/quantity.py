@@ -46,7 +46,15 @@ def _num(text: str, mult) -> Optional[Decimal]:
 
 def count(value) -> int:
     """Whole-unit count of an extended resource (GPUs, rdma devices)."""
+    if isinstance(value, str):
+        return _count_text(value)
     q = parse_quantity(value)
+    return int(q) if q is not None else 0
+
+
+@lru_cache(maxsize=4096)   # every node's allocatable, read by several rules
+def _count_text(value: str) -> int:
+    q = _parse_text(value)
     return int(q) if q is not None else 0
 
 

@@ -30,11 +30,14 @@ _URL_PASSWORD = re.compile(r"(\b[A-Za-z][A-Za-z0-9+.-]*://[^\s:/@'\"]*:)([^\s@/'
 # (a lower-case word between slashes), names (dashes, dots, underscores) and hex digests do not qualify.
 _LONG_RUN = re.compile(r"(?<![A-Za-z0-9+/])[A-Za-z0-9+/]{32,}={0,2}(?![A-Za-z0-9+/=])")
 _ENTROPY_BITS = 4.3
+# Text that every shape above needs (its literal prefix, "://", or a 32-character run): a string without any
+# is returned as is, so a report of thousands of short strings (a node table) costs one search per string.
+_ANY_SHAPE = re.compile(r"hf_|gh[pousr]_|github_pat_|sk-|AKIA|ASIA|eyJ|://|[A-Za-z0-9+/]{32}")
 
 
 def mask(text: str) -> Tuple[str, int]:
     """The text with every credential-shaped value replaced by <redacted:kind>, and how many were replaced."""
-    if not text or not isinstance(text, str):
+    if not text or not isinstance(text, str) or not _ANY_SHAPE.search(text):
         return text, 0
     hits = 0
 

@@ -37,21 +37,27 @@ def neutral(doc, escape: bool = True) -> Tuple[object, int]:
     """A copy of a report (dataclasses, dicts, lists) whose every string is masked (credentials) and, when
     `escape`, made inert (text output; JSON and YAML escape in their own syntax); and how many values were masked."""
     count = 0
+    done = {}   # a report repeats its strings (a node table's keys and values): each is neutralised once
 
     def walk(node, depth=0):
         nonlocal count
         if depth > 50:
             return node
         if isinstance(node, str):
-            out, n = mask(node)
+            if node not in done:
+                out, n = mask(node)
+                done[node] = (inert(out) if escape else out, n)
+            out, n = done[node]
             count += n
-            return inert(out) if escape else out
-        if dataclasses.is_dataclass(node) and not isinstance(node, type):
-            return dataclasses.replace(node, **{f.name: walk(getattr(node, f.name), depth + 1)
-                                                for f in dataclasses.fields(node) if f.init})
+            return out
+        if node is None or isinstance(node, (int, float)):   # most of a big table: numbers and nulls
+            return node
         if isinstance(node, dict):
             return {walk(k, depth + 1) if isinstance(k, str) else k: walk(v, depth + 1) for k, v in node.items()}
         if isinstance(node, (list, tuple)):
             return type(node)(walk(v, depth + 1) for v in node)
+        if dataclasses.is_dataclass(node) and not isinstance(node, type):
+            return dataclasses.replace(node, **{f.name: walk(getattr(node, f.name), depth + 1)
+                                                for f in dataclasses.fields(node) if f.init})
         return node
     return walk(doc), count

@@ -45,7 +45,8 @@ def insufficient_gpu(ev):
     shortage = schedmsg.device_shortage(said.parsed) if said else []
     if shortage and said.parsed.covers_all("insufficient"):
         return with_scale_up(ev, _sharing_shortage(ev, views, pool, said, shortage))
-    room = [v for v in pool if not placement.shortfall(ev, ev.pod, v.node)]   # free, or big enough when unknown
+    pod = ev.pod   # read once: the loops below run once per node
+    room = [v for v in pool if not placement.shortfall(ev, pod, v.node)]   # free, or big enough when unknown
     if any(placement.knows_free(ev, v.node) for v in room):
         return None
     if room and not claims:
@@ -147,10 +148,11 @@ def insufficient_node_resources(ev):
                        [said.line], values={"res": core[0][1].split()[-1], "candidate": "<node>"})
         return Unknown.from_gap(ev.gap("nodes"))
     views = placement.analyse(ev, ev.pod)
-    roomy = [v for v in placement.capacity_pool(views) if not placement.shortfall(ev, ev.pod, v.node)]
+    pod = ev.pod   # read once: the loops below run once per node
+    roomy = [v for v in placement.capacity_pool(views) if not placement.shortfall(ev, pod, v.node)]
     if not roomy:
         return None   # the GPUs themselves are short: insufficient-gpu
-    shorts = {v.name: placement.core_shortfall(ev, ev.pod, v.node) for v in roomy}
+    shorts = {v.name: placement.core_shortfall(ev, pod, v.node) for v in roomy}
     if any(s == {} for s in shorts.values()):
         return None
     if any(s is None for s in shorts.values()):

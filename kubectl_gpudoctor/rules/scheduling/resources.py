@@ -73,7 +73,8 @@ def gpu_not_advertised(ev):
         return unknown  # the scheduler's `Insufficient` alone cannot tell "none advertised" from "all full"
     nodes = ev.all("Node")
     wanted = placement.requested(ev.pod)
-    missing = [r for r in gpu_request(ev.pod) if r in wanted and not placement.advertising(nodes, r) and not _mig_explains(nodes, r)]
+    missing = [r for r in gpu_request(ev.pod)
+               if r in wanted and not placement.advertised_anywhere(nodes, r) and not _mig_explains(nodes, r)]
     if not missing:
         return None
     res = missing[0]
@@ -144,11 +145,14 @@ def mig_profile_mismatch(ev):
     if unknown:
         return unknown
     nodes = ev.all("Node")
+    unadvertised = [(res, need) for res, need in gpu_request(ev.pod).items()
+                    if (res == "nvidia.com/gpu" or res.startswith("nvidia.com/mig-"))
+                    and not placement.advertised_anywhere(nodes, res)]
+    if not unadvertised:
+        return None   # the common case, decided without reading every node's MIG devices
     profiles = {n: p for n, p in _mig_profiles(nodes).items() if p}
     whole = placement.advertising(nodes, "nvidia.com/gpu")
-    for res, need in gpu_request(ev.pod).items():
-        if placement.advertising(nodes, res) or not (res == "nvidia.com/gpu" or res.startswith("nvidia.com/mig-")):
-            continue
+    for res, need in unadvertised:
         if res == "nvidia.com/gpu" and profiles:
             suggest = max({r for p in profiles.values() for r in p}, key=_slices)
             why = "GPU nodes expose only MIG devices (MIG strategy mixed), no whole nvidia.com/gpu"
