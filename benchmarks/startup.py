@@ -99,7 +99,7 @@ def write_doc(section: str) -> None:
     text = DOC.read_text(encoding="utf-8") if DOC.exists() else "# Performance\n\n"
     if BEGIN in text and END in text:
         head, rest = text.split(BEGIN, 1)
-        text = head + block + rest.split(END, 1)[1].lstrip("\n")
+        text = head + block + "\n" + rest.split(END, 1)[1].lstrip("\n")
     else:
         text = text.rstrip("\n") + "\n\n" + block
     DOC.write_text(text, encoding="utf-8")
