@@ -160,18 +160,9 @@ def test_frozen_binary_authenticates_through_an_exec_plugin(krew_root, tmp_path)
     """EKS, GKE and AKS kubeconfigs run a credential plugin through the kubernetes library, the one part of the
     live path that still imports it: the frozen binary carries what that needs (its ThreadPool included, without
     PyInstaller's multiprocessing runtime hook, which the spec drops)."""
-    import stat
-    from tests.test_kubeconfig import HEALTHY, POD, _config, _write
+    from tests.test_kubeconfig import HEALTHY, POD, exec_plugin_kubeconfig
     with serving(HEALTHY, tmp_path) as (srv, _):
-        script = tmp_path / "get-token"
-        script.write_text(f"#!{sys.executable}\nimport json\nprint(json.dumps({{'apiVersion': "
-                          f"'client.authentication.k8s.io/v1beta1', 'kind': 'ExecCredential', "
-                          f"'status': {{'token': '{srv.token}'}}}}))\n")
-        script.chmod(script.stat().st_mode | stat.S_IEXEC)
-        doc = _config(srv.url, srv.ca_file, "unused", "exec", "serving")
-        doc["users"] = [{"name": "exec", "user": {"exec": {"apiVersion": "client.authentication.k8s.io/v1beta1",
-                                                            "command": str(script), "interactiveMode": "Never"}}}]
-        kc = _write(tmp_path / "kc.yaml", doc)
+        kc = exec_plugin_kubeconfig(srv, tmp_path)
         frozen = kubectl(krew_root, "gpudoctor", POD, "--kubeconfig", kc, "-o", "json")
         assert_read_only(srv)
     assert frozen.returncode == 0, frozen.stderr.decode()

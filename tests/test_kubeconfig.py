@@ -80,19 +80,24 @@ def test_context_cluster_and_user_flags(tmp_path):
         assert missing.returncode == 2 and 'user "nobody" does not exist' in missing.stderr
 
 
+def exec_plugin_kubeconfig(srv, tmp_path) -> str:
+    """A kubeconfig whose user is an exec credential plugin (a script printing an ExecCredential with the
+    server's token), namespace serving."""
+    script = tmp_path / "get-token"
+    script.write_text(f"#!{sys.executable}\nimport json\nprint(json.dumps({{'apiVersion': "
+                      f"'client.authentication.k8s.io/v1beta1', 'kind': 'ExecCredential', "
+                      f"'status': {{'token': '{srv.token}'}}}}))\n")
+    script.chmod(script.stat().st_mode | stat.S_IEXEC)
+    doc = _config(srv.url, srv.ca_file, "unused", "exec", "serving")
+    doc["users"] = [{"name": "exec", "user": {"exec": {"apiVersion": "client.authentication.k8s.io/v1beta1",
+                                                        "command": str(script), "interactiveMode": "Never"}}}]
+    return _write(tmp_path / "kc.yaml", doc)
+
+
 def test_exec_credential_plugin(tmp_path):
     """Clusters that authenticate through an exec plugin (EKS, GKE, AKS) work as with kubectl."""
     with serving(HEALTHY, tmp_path) as (srv, _):
-        script = tmp_path / "get-token"
-        script.write_text(f"#!{sys.executable}\nimport json\nprint(json.dumps({{'apiVersion': "
-                          f"'client.authentication.k8s.io/v1beta1', 'kind': 'ExecCredential', "
-                          f"'status': {{'token': '{srv.token}'}}}}))\n")
-        script.chmod(script.stat().st_mode | stat.S_IEXEC)
-        doc = _config(srv.url, srv.ca_file, "unused", "exec", "serving")
-        doc["users"] = [{"name": "exec", "user": {"exec": {"apiVersion": "client.authentication.k8s.io/v1beta1",
-                                                            "command": str(script), "interactiveMode": "Never"}}}]
-        kc = _write(tmp_path / "kc.yaml", doc)
-        proc, out = run_json(POD, "--kubeconfig", kc)
+        proc, out = run_json(POD, "--kubeconfig", exec_plugin_kubeconfig(srv, tmp_path))
         assert proc.returncode == 0, proc.stderr
         assert out["status"] == "healthy"
 
