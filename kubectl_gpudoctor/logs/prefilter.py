@@ -4,6 +4,8 @@ from __future__ import annotations
 import re
 from typing import List, Optional, Tuple
 
+from .. import lazyre
+
 # Characters re.IGNORECASE matches to an ASCII letter beyond its two cases (Turkish dotted/dotless i, long s,
 # Kelvin sign); folded to that letter before lower(), so a needle test is never stricter than the regex.
 _TO_ASCII = str.maketrans({"\u0130": "i", "\u0131": "i", "\u017f": "s", "\u212a": "k"})
@@ -62,11 +64,11 @@ def needles(pattern: str) -> Optional[Tuple[str, ...]]:
 
 
 class Prefiltered:
-    """A regex compiled on its first search of a text that holds one of its needles; searched like re.Pattern."""
-    __slots__ = ("pattern", "flags", "_needles", "_rx")
+    """A regex compiled (lazyre) on its first search of a text that holds one of its needles."""
+    __slots__ = ("_rx", "_needles")
 
     def __init__(self, pattern: str, flags: int = 0):
-        self.pattern, self.flags, self._needles, self._rx = pattern, flags, needles(pattern), None
+        self._rx, self._needles = lazyre.compile(pattern, flags), needles(pattern)
 
     def search(self, text: str, folded: Optional[str] = None) -> Optional["re.Match"]:
         """re.search, or None at once when the text (given `folded` as fold(text) if known) holds no needle."""
@@ -74,6 +76,4 @@ class Prefiltered:
             f = fold(text) if folded is None else folded
             if not any(n in f for n in self._needles):
                 return None
-        if self._rx is None:
-            self._rx = re.compile(self.pattern, self.flags)
         return self._rx.search(text)
