@@ -58,13 +58,14 @@ class Api:
         self.server = getattr(client, "server", None) or "the API server"
 
     def get(self, path: str, query: Optional[Dict[str, str]] = None, accept: str = "application/json",
-            text: bool = False) -> Response:
+            text: bool = False, meanwhile: Optional[Callable[[], None]] = None) -> Response:
+        """The answer as a Response (never raises for a failed read); `meanwhile()` runs once the request is sent."""
         bad = next((p for p in path.strip("/").split("/") if not safe_segment(p)), None)
         if bad is not None:   # only valid names build a request path: "../" or "%2F" never reach the server
             shown = urllib.parse.unquote(bad)[:80]
             return Response(0, reason="invalid", message=f"not requested: {shown!r} is not a valid Kubernetes name")
         try:
-            status, raw = self.client.get(path, query, accept)
+            status, raw = self.client.get(path, query, accept, meanwhile)
         except Timeout:
             return Response(0, reason="timeout", message=f"no answer from {self.server} within {self.timeout:g}s")
         except Unreachable as exc:
@@ -99,9 +100,10 @@ class Api:
         return self.get(req.path, req.query, req.accept, text=req.log_key is not None)
 
 
-def read_target(api: Api, path: str, what: str, ns=None) -> dict:
-    """The target itself: its object, or the error that ends the diagnosis (exit 2 or 3)."""
-    resp = api.get(path)
+def read_target(api: Api, path: str, what: str, ns=None, meanwhile: Optional[Callable[[], None]] = None) -> dict:
+    """The target itself: its object, or the error that ends the diagnosis (exit 2 or 3). `meanwhile()` runs once
+    its request is sent, while the answer is awaited."""
+    resp = api.get(path, meanwhile=meanwhile)
     if resp.reason == "ok" and isinstance(resp.body, dict):
         return resp.body
     where = f" in namespace {ns}" if ns else ""

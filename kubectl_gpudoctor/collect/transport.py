@@ -7,7 +7,7 @@ import queue
 import socket
 import ssl
 from dataclasses import dataclass, field
-from typing import Dict, List, Optional, Tuple
+from typing import Callable, Dict, List, Optional, Tuple
 from urllib.parse import urlencode, urlsplit
 
 from . import http11
@@ -127,10 +127,18 @@ class Transport:
         for _ in range(max(0, min(n, self.idle.maxsize - self.idle.qsize()))):
             threading.Thread(target=one, name="gpudoctor-connect", daemon=True).start()
 
-    def get(self, path: str, query: Optional[Dict[str, str]] = None, accept: str = "application/json") -> Tuple[int, bytes]:
-        """(HTTP status, body) of one GET; raises Unreachable or Timeout when no answer arrives."""
+    def get(self, path: str, query: Optional[Dict[str, str]] = None, accept: str = "application/json",
+            meanwhile: Optional[Callable[[], None]] = None) -> Tuple[int, bytes]:
+        """(HTTP status, body) of one GET; raises Unreachable or Timeout when no answer arrives. `meanwhile()`, when
+        given, is called once, as soon as the request is sent, and its answer is read when it returns."""
         url = self.prefix + path + ("?" + urlencode(query) if query else "")
         request = http11.request("GET", url, self.headers + [("Accept", accept)])
+
+        def sent() -> None:   # once, even when a kept-alive connection fails after the send and the GET is retried
+            nonlocal meanwhile
+            once, meanwhile = meanwhile, None
+            if once is not None:
+                once()
         for attempt in (0, 1):
             try:
                 conn = self.idle.get_nowait()
@@ -139,7 +147,7 @@ class Transport:
                 conn, reused = None, False
             try:
                 conn = conn or self._connect()
-                status, body, will_close = conn.exchange(request)
+                status, body, will_close = conn.exchange(request, sent)
             except (OSError, http11.BadResponse) as exc:
                 if conn:
                     conn.close()
