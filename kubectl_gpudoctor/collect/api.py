@@ -3,13 +3,13 @@ from __future__ import annotations
 
 import json
 import urllib.parse
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Callable, Dict, List, Optional, Tuple
 
 from ..evidence import Evidence, Gap
 from ..kube.names import InvalidName, safe_segment
 from ..safety.redact import secret_metadata
+from .parallel import Parallel
 from .transport import Timeout, Unreachable
 
 METADATA_ONLY = "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json"
@@ -83,14 +83,13 @@ class Api:
         on what is already held, runs while they are in flight (its errors are left to the verdict, which redoes it)."""
         if not requests:
             return
-        with ThreadPoolExecutor(max_workers=min(POOL_SIZE, len(requests))) as pool:
-            in_flight = pool.map(self._fetch, requests)   # every request is sent now
-            if meanwhile is not None:
-                try:
-                    meanwhile()
-                except Exception:   # noqa: BLE001 — a warm-up: the verdict computes it again and reports its errors
-                    pass
-            answers = list(in_flight)
+        in_flight = Parallel(self._fetch, requests, POOL_SIZE)   # every request is sent now
+        if meanwhile is not None:
+            try:
+                meanwhile()
+            except Exception:   # noqa: BLE001 — a warm-up: the verdict computes it again and reports its errors
+                pass
+        answers = in_flight.results()
         for req, resp in zip(requests, answers):
             store(ev, req, resp)
             if req.then:
