@@ -97,6 +97,15 @@ def test_pending_gpu_pod_on_a_big_cluster_reads_a_bounded_handful(big):
     for r in srv.requests:
         if r.path.endswith("/pods"):
             assert r.query.get("fieldSelector") or r.query.get("labelSelector"), f"unfiltered pod list: {r}"
+    # The report stays readable: the GPU node table shows the rows that matter, not 1,499 rows of unknown usage.
+    from kubectl_gpudoctor.rules.scheduling.capacity import SHOWN_ROWS
+    finding = next(f for f in doc["findings"] if f["id"] == "insufficient-gpu")
+    listed = {r.query["fieldSelector"].split("=", 1)[1] for r in srv.requests
+              if r.path == "/api/v1/pods" and r.query.get("fieldSelector", "").startswith("spec.nodeName=")}
+    assert len(finding["table"]) == SHOWN_ROWS, len(finding["table"])
+    known = {r["node"] for r in finding["table"] if r["free"] is not None}
+    assert known and known <= listed, (known, listed)
+    assert f"The table shows {SHOWN_ROWS} of its 1," in finding["message"], finding["message"]
 
 
 @pytest.mark.parametrize("node,code,status", [(FLAPPING, 0, "warning"), (NO_PLUGIN, 1, "failing")],
