@@ -16,8 +16,8 @@ SWITCH_INTERVAL = 0.001
 
 
 class Preload:
-    """start() once the connection is set up (the next thing is a wait on the network); wait() before the
-    verdict. Import errors are left to the ordinary import that follows, where they surface as usual."""
+    """start() once the first request is sent (the process has nothing else to do until it is answered); wait()
+    before the verdict. Import errors are left to the ordinary import that follows, where they surface as usual."""
 
     def __init__(self, modules=MODULES, prepare=PREPARE):
         self.modules, self.prepare = modules, prepare

@@ -36,14 +36,14 @@ def live_names(opts: Options, what: str, name: Optional[str]) -> None:
     names.check("namespace", opts.conn.namespace, label=True)
 
 
-def pod_evidence(opts: Options, pod_name: Optional[str], connected=None):
-    """`connected()` is called once the cluster connection is set up, before the first request."""
+def pod_evidence(opts: Options, pod_name: Optional[str], waiting=None):
+    """`waiting()` is called once the pod's own request is sent, while its answer is awaited."""
     if opts.source:
         from .offline.load import load
         return load(opts.source, "Pod", pod_name, opts.conn.namespace, opts.tail)
     live_names(opts, "pod", pod_name)
     from .collect.pod import collect_pod
-    return collect_pod(opts.conn, pod_name, opts.tail, connected)
+    return collect_pod(opts.conn, pod_name, opts.tail, waiting)
 
 
 def bundle_evidence(opts: Options, command: str, target: str):

@@ -102,6 +102,17 @@ def test_a_kept_alive_connection_the_server_closed_is_retried_once_on_a_new_one(
     assert srv.connections == 2
 
 
+def test_meanwhile_runs_once_after_the_send_even_when_the_get_is_retried():
+    """The pod diagnosis starts its other work once the pod's GET is sent: a GET retried on a new connection (its
+    kept-alive one was closed after the send) must not start that work twice."""
+    srv = Scripted([ok(b"{}"), None], [ok(b'{"again":1}')])
+    t = srv.transport()
+    calls = []
+    assert t.get("/a", meanwhile=lambda: calls.append("/a")) == (200, b"{}")
+    assert t.get("/b", meanwhile=lambda: calls.append("/b")) == (200, b'{"again":1}')
+    assert calls == ["/a", "/b"] and srv.connections == 2
+
+
 @pytest.mark.parametrize("answer, reason", [
     (b"SSH-2.0-OpenSSH_9.6\r\n", "not an HTTP/1.x answer"),
     (b"HTTP/1.1 200 OK\r\n" + b"X-A: b\r\n" * 101 + b"\r\n", "more than 100 header lines"),

@@ -48,6 +48,25 @@ def test_live_diagnosis_with_a_plain_kubeconfig_never_imports_kubernetes(tmp_pat
     assert "KUBERNETES_IMPORTED=False" in proc.stderr, proc.stderr
 
 
+# Standard modules a live diagnosis once imported for one call each (a thread pool, a terminal's width, the idna
+# codec for an ASCII host name) at ~1.5-5 ms of start-up apiece; collect/parallel.py, render/wrap.py and
+# collect/transport.py do without them.
+NOT_ON_THE_LIVE_PATH = ("concurrent.futures", "logging", "shutil", "encodings.idna")
+
+
+@pytest.mark.parametrize("output", ["text", "json"])
+def test_a_live_diagnosis_leaves_start_up_only_modules_unloaded(tmp_path, output):
+    from tests.live import serving
+    probe = PROBE.replace('print("KUBERNETES_IMPORTED="', f'print("LOADED=" + repr(sorted(m for m in {NOT_ON_THE_LIVE_PATH!r} '
+                                                         'if m in sys.modules)), file=sys.stderr)\nprint("KUBERNETES_IMPORTED="')
+    case = os.path.join(ROOT, "tests", "cases", "oom-killed", "fail-startup-peak")
+    with serving(case, tmp_path, namespace="serving") as (srv, kc):
+        proc = subprocess.run([sys.executable, "-c", probe, "inference-7d9f8b6c5-x2x9q", "--kubeconfig", kc, "-o", output],
+                              capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert "oom-killed" in proc.stdout, proc.stderr
+    assert "LOADED=[]" in proc.stderr, proc.stderr
+
+
 def test_version_answers_before_click_loads():
     """The installed command's `--version` (what scripts and krew call most) loads neither click nor the CLI."""
     code = ("import sys; sys.argv[1:] = ['--version']\nimport kubectl_gpudoctor.launch as launch\n"

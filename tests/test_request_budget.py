@@ -97,6 +97,15 @@ def test_pending_gpu_pod_on_a_big_cluster_reads_a_bounded_handful(big):
     for r in srv.requests:
         if r.path.endswith("/pods"):
             assert r.query.get("fieldSelector") or r.query.get("labelSelector"), f"unfiltered pod list: {r}"
+    # The report stays readable: the GPU node table shows the rows that matter, not 1,499 rows of unknown usage.
+    from kubectl_gpudoctor.rules.scheduling.capacity import SHOWN_ROWS
+    finding = next(f for f in doc["findings"] if f["id"] == "insufficient-gpu")
+    listed = {r.query["fieldSelector"].split("=", 1)[1] for r in srv.requests
+              if r.path == "/api/v1/pods" and r.query.get("fieldSelector", "").startswith("spec.nodeName=")}
+    assert len(finding["table"]) == SHOWN_ROWS, len(finding["table"])
+    known = {r["node"] for r in finding["table"] if r["free"] is not None}
+    assert known and known <= listed, (known, listed)
+    assert f"The table shows {SHOWN_ROWS} of its 1," in finding["message"], finding["message"]
 
 
 @pytest.mark.parametrize("node,code,status", [(FLAPPING, 0, "warning"), (NO_PLUGIN, 1, "failing")],
@@ -142,3 +151,32 @@ def test_the_second_round_goes_out_on_connections_opened_during_the_first(tmp_pa
     assert doc["rootCause"] == "oom-killed", proc.stderr
     assert depths[0] == 1 and depths.count(2) >= 8, depths
     assert opened and all(d == 1 for d in opened), f"connections opened per round trip: {opened}; depths {depths}"
+
+
+@pytest.mark.parametrize("all_namespaces", [False, True])
+def test_the_pods_request_leaves_before_the_rest_of_the_work_starts(tmp_path, monkeypatch, all_namespaces):
+    """The first answer is the first wait: the pod's GET is sent on the first connection before the spare
+    connections' handshakes and the rules' loading (runner's `waiting`) compete with it for the interpreter."""
+    from kubectl_gpudoctor.collect import http11, pod as collect
+    from kubectl_gpudoctor.collect.kubeconfig import ConnOptions
+    from kubectl_gpudoctor.collect.transport import Transport
+    events = []
+    connect, exchange, spares = Transport._connect, http11.Connection.exchange, Transport.open_spares
+
+    def sending(self, data, sent=None):
+        events.append(data.split(b"\r\n", 1)[0].decode())
+        return exchange(self, data, lambda: (events.append("sent"), sent and sent()))
+    monkeypatch.setattr(Transport, "_connect", lambda self: (events.append("connect"), connect(self))[1])
+    monkeypatch.setattr(http11.Connection, "exchange", sending)
+    monkeypatch.setattr(Transport, "open_spares", lambda self, n: (events.append(f"spares {n}"), spares(self, n)))
+    case = os.path.join(ROOT, "tests", "cases", "oom-killed", "fail-startup-peak")
+    with serving(case, tmp_path, namespace="serving", latency=0.05) as (srv, kc):
+        opts = ConnOptions(kubeconfig=kc, all_namespaces=all_namespaces)
+        ev = collect.collect_pod(opts, "inference-7d9f8b6c5-x2x9q", waiting=lambda: events.append("waiting"))
+    assert ev.pod["metadata"]["name"] == "inference-7d9f8b6c5-x2x9q"
+    first = ("GET /api/v1/pods?fieldSelector=metadata.name%3Dinference-7d9f8b6c5-x2x9q HTTP/1.1" if all_namespaces
+             else "GET /api/v1/namespaces/serving/pods/inference-7d9f8b6c5-x2x9q HTTP/1.1")
+    assert events[:4] == ["connect", first, "sent", f"spares {collect.SPARE_CONNECTIONS}"], events[:8]
+    gets = [i for i, e in enumerate(events) if e.startswith("GET ")]
+    assert events.count("waiting") == 1 and events.index("waiting") < gets[1], events
+    assert events.count(f"spares {collect.SPARE_CONNECTIONS}") == 1, events

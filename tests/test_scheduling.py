@@ -174,7 +174,7 @@ def test_node_weighing_runs_while_the_last_requests_are_in_flight():
     class Client:
         server = "https://127.0.0.1:6443"
 
-        def get(self, path, query=None, accept="application/json"):
+        def get(self, path, query=None, accept="application/json", meanwhile=None):
             assert weighed.wait(5), "the answer was awaited before the meanwhile work ran"
             return 200, json.dumps({"kind": "PodList", "items": [_pod("q", node="g")]}).encode()
 

@@ -3,13 +3,13 @@ from __future__ import annotations
 
 import json
 import urllib.parse
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Callable, Dict, List, Optional, Tuple
 
 from ..evidence import Evidence, Gap
 from ..kube.names import InvalidName, safe_segment
 from ..safety.redact import secret_metadata
+from .parallel import Parallel
 from .transport import Timeout, Unreachable
 
 METADATA_ONLY = "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json"
@@ -58,13 +58,14 @@ class Api:
         self.server = getattr(client, "server", None) or "the API server"
 
     def get(self, path: str, query: Optional[Dict[str, str]] = None, accept: str = "application/json",
-            text: bool = False) -> Response:
+            text: bool = False, meanwhile: Optional[Callable[[], None]] = None) -> Response:
+        """The answer as a Response (never raises for a failed read); `meanwhile()` runs once the request is sent."""
         bad = next((p for p in path.strip("/").split("/") if not safe_segment(p)), None)
         if bad is not None:   # only valid names build a request path: "../" or "%2F" never reach the server
             shown = urllib.parse.unquote(bad)[:80]
             return Response(0, reason="invalid", message=f"not requested: {shown!r} is not a valid Kubernetes name")
         try:
-            status, raw = self.client.get(path, query, accept)
+            status, raw = self.client.get(path, query, accept, meanwhile)
         except Timeout:
             return Response(0, reason="timeout", message=f"no answer from {self.server} within {self.timeout:g}s")
         except Unreachable as exc:
@@ -82,14 +83,13 @@ class Api:
         on what is already held, runs while they are in flight (its errors are left to the verdict, which redoes it)."""
         if not requests:
             return
-        with ThreadPoolExecutor(max_workers=min(POOL_SIZE, len(requests))) as pool:
-            in_flight = pool.map(self._fetch, requests)   # every request is sent now
-            if meanwhile is not None:
-                try:
-                    meanwhile()
-                except Exception:   # noqa: BLE001 — a warm-up: the verdict computes it again and reports its errors
-                    pass
-            answers = list(in_flight)
+        in_flight = Parallel(self._fetch, requests, POOL_SIZE)   # every request is sent now
+        if meanwhile is not None:
+            try:
+                meanwhile()
+            except Exception:   # noqa: BLE001 — a warm-up: the verdict computes it again and reports its errors
+                pass
+        answers = in_flight.results()
         for req, resp in zip(requests, answers):
             store(ev, req, resp)
             if req.then:
@@ -99,9 +99,10 @@ class Api:
         return self.get(req.path, req.query, req.accept, text=req.log_key is not None)
 
 
-def read_target(api: Api, path: str, what: str, ns=None) -> dict:
-    """The target itself: its object, or the error that ends the diagnosis (exit 2 or 3)."""
-    resp = api.get(path)
+def read_target(api: Api, path: str, what: str, ns=None, meanwhile: Optional[Callable[[], None]] = None) -> dict:
+    """The target itself: its object, or the error that ends the diagnosis (exit 2 or 3). `meanwhile()` runs once
+    its request is sent, while the answer is awaited."""
+    resp = api.get(path, meanwhile=meanwhile)
     if resp.reason == "ok" and isinstance(resp.body, dict):
         return resp.body
     where = f" in namespace {ns}" if ns else ""

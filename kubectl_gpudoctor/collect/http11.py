@@ -4,7 +4,7 @@ diagnosis spends reading; this reads the same wire format, with the same bounds.
 from __future__ import annotations
 
 import socket
-from typing import List, Optional, Tuple
+from typing import Callable, List, Optional, Tuple
 
 MAX_LINE = 65536      # http.client's bound on a status, header or chunk-size line
 MAX_HEADERS = 100     # … and on the number of header lines
@@ -36,9 +36,12 @@ class Connection:
         self.sock = sock
         self.rfile = sock.makefile("rb")
 
-    def exchange(self, data: bytes) -> Tuple[int, bytes, bool]:
-        """(status, body, whether the connection must close) for one request."""
+    def exchange(self, data: bytes, sent: Optional[Callable[[], None]] = None) -> Tuple[int, bytes, bool]:
+        """(status, body, whether the connection must close) for one request; `sent()` is called once the request
+        is on the wire, before its answer is awaited."""
         self.sock.sendall(data)
+        if sent is not None:
+            sent()
         return read_response(self.rfile)
 
     def close(self) -> None:

@@ -3,13 +3,13 @@ what those answers name (collect/node.py's reads, whose imports load while the f
 only."""
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timezone
 from typing import List
 
 from ..evidence import Evidence, Target
 from .api import Api, Request, quote, read_target
 from .kubeconfig import ConnOptions, connect
+from .parallel import Parallel
 
 
 def collect_node(opts: ConnOptions, node_name: str, tail: int, connected=None) -> Evidence:
@@ -20,10 +20,10 @@ def collect_node(opts: ConnOptions, node_name: str, tail: int, connected=None) -
         connected()
     ev = Evidence(target=Target("Node", node_name), tail_lines=tail)
     ev.collected_at = datetime.now(timezone.utc).replace(microsecond=0)
-    with ThreadPoolExecutor(max_workers=1) as one:   # the node, and all that needs only its name: one round trip
-        target = one.submit(read_target, api, f"/api/v1/nodes/{quote(node_name)}", f'nodes "{node_name}"')
-        api.run(node_requests(node_name), ev)
-        node = target.result()
+    # The node, and all that needs only its name: one round trip.
+    target = Parallel(lambda path: read_target(api, path, f'nodes "{node_name}"'), [f"/api/v1/nodes/{quote(node_name)}"], 1)
+    api.run(node_requests(node_name), ev)
+    node = target.results()[0]
     from . import node as reads   # the GPU-stack readers; the rules' thread (preload.py) has loaded what they use
     node.setdefault("kind", "Node")
     ev.add(node)

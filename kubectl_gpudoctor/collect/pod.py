@@ -26,23 +26,28 @@ MAX_NODE_POD_LISTS = 3       # GPU nodes whose pods are listed for an unschedule
 SPARE_CONNECTIONS = 10
 
 
-def collect_pod(opts: ConnOptions, pod_name: str, tail: int = 80, connected=None) -> Evidence:
-    """`connected()`, when given, is called once the connection is set up and the first request is next."""
+def collect_pod(opts: ConnOptions, pod_name: str, tail: int = 80, waiting=None) -> Evidence:
+    """`waiting()`, when given, is called once the pod's own request is sent: the first wait of the diagnosis."""
     conn = connect(opts)
     api = Api(conn.client, opts.request_timeout)
-    if connected:
-        connected()
-    conn.client.open_spares(SPARE_CONNECTIONS)
+
+    def first_wait():
+        # The pod's GET goes out first; then, while it is answered, the second round's connections are opened
+        # and the caller's work starts (the rules load), so neither delays the first request.
+        conn.client.open_spares(SPARE_CONNECTIONS)
+        if waiting:
+            waiting()
     if opts.all_namespaces and not opts.namespace:
-        return evidence_for(api, find_pod(api, pod_name), tail)
+        return evidence_for(api, find_pod(api, pod_name, first_wait), tail)
     ns = conn.namespace
-    pod = read_target(api, f"/api/v1/namespaces/{quote(ns)}/pods/{quote(pod_name)}", f'pods "{pod_name}"', ns)
+    pod = read_target(api, f"/api/v1/namespaces/{quote(ns)}/pods/{quote(pod_name)}", f'pods "{pod_name}"', ns,
+                      first_wait)
     return evidence_for(api, pod, tail)
 
 
-def find_pod(api: Api, pod_name: str) -> dict:
+def find_pod(api: Api, pod_name: str, meanwhile=None) -> dict:
     """-A: the one pod of that name in any namespace (a filtered list, never every pod)."""
-    resp = api.get("/api/v1/pods", {"fieldSelector": f"metadata.name={pod_name}"})
+    resp = api.get("/api/v1/pods", {"fieldSelector": f"metadata.name={pod_name}"}, meanwhile=meanwhile)
     if resp.reason != "ok":
         raise ClusterError(f"cannot search pods in all namespaces: {resp.message}")
     items = resp.body.get("items") or []

@@ -1,7 +1,6 @@
 """Collects several pods at once — a workload's pods (deploy/x, sts/x, job/x…) or a namespace's GPU pods for scan."""
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timezone
 from typing import List, Tuple
 
@@ -12,6 +11,7 @@ from ..kube.timeutil import format_time
 from ..kube.workloads import uid
 from .api import Api, ClusterError, Request, quote
 from .kubeconfig import ConnOptions, connect
+from .parallel import run_all
 from .pod import evidence_for, read_target
 
 POD_WORKERS = 4             # pods collected at once (each runs its own bounded pool of GETs)
@@ -96,5 +96,4 @@ def _list_gpu_pods(api: Api, path: str, scope: str) -> Tuple[int, List[dict]]:
 def _diagnose_each(api: Api, pods: List[dict], tail: int) -> List[Evidence]:
     if not pods:
         return []
-    with ThreadPoolExecutor(max_workers=min(POD_WORKERS, len(pods))) as pool:
-        return list(pool.map(lambda p: evidence_for(api, p, tail), pods))
+    return run_all(lambda p: evidence_for(api, p, tail), pods, POD_WORKERS)

@@ -7,7 +7,7 @@ import queue
 import socket
 import ssl
 from dataclasses import dataclass, field
-from typing import Dict, List, Optional, Tuple
+from typing import Callable, Dict, List, Optional, Tuple
 from urllib.parse import urlencode, urlsplit
 
 from . import http11
@@ -96,12 +96,12 @@ class Transport:
     def _connect(self) -> http11.Connection:
         proxy = urlsplit(self.creds.proxy_url) if self.creds.proxy_url else None
         host, port = (proxy.hostname, proxy.port or 80) if proxy else (self.host, self.port)
-        sock = socket.create_connection((host, port), timeout=self.timeout)
+        sock = socket.create_connection((_ascii(host), port), timeout=self.timeout)
         try:
             if proxy:
                 http11.tunnel(sock, self.host, self.port)
             if self.https:
-                sock = self.ctx.wrap_socket(sock, server_hostname=self.creds.tls_server_name or self.host)
+                sock = self.ctx.wrap_socket(sock, server_hostname=_ascii(self.creds.tls_server_name or self.host))
         except BaseException:
             sock.close()
             raise
@@ -127,10 +127,18 @@ class Transport:
         for _ in range(max(0, min(n, self.idle.maxsize - self.idle.qsize()))):
             threading.Thread(target=one, name="gpudoctor-connect", daemon=True).start()
 
-    def get(self, path: str, query: Optional[Dict[str, str]] = None, accept: str = "application/json") -> Tuple[int, bytes]:
-        """(HTTP status, body) of one GET; raises Unreachable or Timeout when no answer arrives."""
+    def get(self, path: str, query: Optional[Dict[str, str]] = None, accept: str = "application/json",
+            meanwhile: Optional[Callable[[], None]] = None) -> Tuple[int, bytes]:
+        """(HTTP status, body) of one GET; raises Unreachable or Timeout when no answer arrives. `meanwhile()`, when
+        given, is called once, as soon as the request is sent, and its answer is read when it returns."""
         url = self.prefix + path + ("?" + urlencode(query) if query else "")
         request = http11.request("GET", url, self.headers + [("Accept", accept)])
+
+        def sent() -> None:   # once, even when a kept-alive connection fails after the send and the GET is retried
+            nonlocal meanwhile
+            once, meanwhile = meanwhile, None
+            if once is not None:
+                once()
         for attempt in (0, 1):
             try:
                 conn = self.idle.get_nowait()
@@ -139,7 +147,7 @@ class Transport:
                 conn, reused = None, False
             try:
                 conn = conn or self._connect()
-                status, body, will_close = conn.exchange(request)
+                status, body, will_close = conn.exchange(request, sent)
             except (OSError, http11.BadResponse) as exc:
                 if conn:
                     conn.close()
@@ -165,6 +173,12 @@ class Transport:
                 self.idle.get_nowait().close()
             except queue.Empty:
                 return
+
+
+def _ascii(host: str):
+    """An ASCII host name as bytes, which socket and ssl take as is; a str goes through the idna codec, whose first
+    use imports stringprep and unicodedata (~1.5 ms). An internationalised name stays a str, for that codec."""
+    return host.encode("ascii") if host.isascii() else host
 
 
 def _describe(exc: BaseException) -> str:

@@ -11,6 +11,9 @@ from ..registry import DEFAULT, GENERIC, Hit, Line, Unknown, rule
 from ._common import scheduler_word, stack_cause, wants_device, with_scale_up
 
 CORE_REASONS = r"^Insufficient (cpu|memory|ephemeral-storage|hugepages-\S+)$|^Too many pods$"
+# Rows of the GPU node table a finding shows: on a cluster of 2,000 GPU nodes, whose pods are listed for only a few
+# (collect/pod.py MAX_NODE_POD_LISTS), the whole table is rows of unknown usage that bury the ones that matter.
+SHOWN_ROWS = 20
 
 
 def _amount(res, value):
@@ -83,9 +86,28 @@ def _sharing_shortage(ev, views, pool, said, shortage):
                 "cards (and GPU memory) for each requested unit")
         fix = None
     table = [r for res in placement.requested(ev.pod) for r in placement.gpu_table(ev, res, [v.node for v in views])]
-    hit = Hit(msg + ".", [said.line], values={"candidate": pool[0].name if pool else "<node>"}, table=table, fix=fix,
-              summary=f"No node fits the pod's GPU request (the scheduler: {shortage[0][1][:80]})")
+    table, note = _shown(table, {v.name for v in pool})
+    hit = Hit(msg + "." + note, [said.line], values={"candidate": pool[0].name if pool else "<node>"}, table=table,
+              fix=fix, summary=f"No node fits the pod's GPU request (the scheduler: {shortage[0][1][:80]})")
     return hit
+
+
+def _shown(table, pool_names):
+    """(rows shown, a sentence saying what was left out): the whole table when short; else the rows that say most
+    (eligible nodes whose usage is known, most free first; then nodes with free GPUs the pod may not use; then
+    eligible nodes), kept in the table's order."""
+    if len(table) <= SHOWN_ROWS:
+        return table, ""
+
+    def weight(item):
+        i, r = item
+        eligible, known = r["node"] in pool_names, r["free"] is not None
+        return not (eligible and known), not (known and r["free"] > 0), not eligible, -(r["free"] or 0), i
+    kept = sorted(i for i, _ in sorted(enumerate(table), key=weight)[:SHOWN_ROWS])
+    unknown = sum(r["free"] is None for r in table)
+    why = f"; {unknown:,} of them with usage unknown, their pods not listed" if unknown else ""
+    return [table[i] for i in kept], (f" The table shows {SHOWN_ROWS} of its {len(table):,} rows{why} (eligible nodes "
+                                      f"with known usage first).")
 
 
 def _shortage_hit(ev, views, pool, said):
@@ -122,14 +144,15 @@ def _shortage_hit(ev, views, pool, said):
         msg += f". Nodes with free GPUs the pod may not use: {', '.join(sorted(set(roomy))[:5])} (see table)"
     best = max((r for r in table if r["node"] in pool_names), key=lambda r: r["free"] or 0, default=None)
     values = {"candidate": best["node"] if best else "<node>"}
+    table, note = _shown(table, pool_names)
     if never:
         res, need, biggest = never[0]
         return Hit(f"The pod requests {need} {res} but the largest eligible node has {biggest} allocatable: it can "
-                   f"never schedule, however long it waits ({msg}).", lines, values=values, table=table,
+                   f"never schedule, however long it waits ({msg}).{note}", lines, values=values, table=table,
                    fix=f"Request at most {biggest} {res} per pod (split the work across pods, e.g. a multi-node job), "
                        f"or add nodes with at least {need} {res}.",
                    summary=f"The pod requests {need} {res}; no eligible node has more than {biggest}")
-    return Hit(msg[0].upper() + msg[1:] + ".", lines, values=values,
+    return Hit(msg[0].upper() + msg[1:] + "." + note, lines, values=values,
                table=table, summary=f"No node has enough free GPUs ({msg.split(';')[0].split('. ')[0]})")
 
 
