@@ -48,6 +48,35 @@ def test_live_diagnosis_with_a_plain_kubeconfig_never_imports_kubernetes(tmp_pat
     assert "KUBERNETES_IMPORTED=False" in proc.stderr, proc.stderr
 
 
+@pytest.mark.parametrize("output", ["json", "text"])
+def test_a_live_pod_diagnosis_never_imports_dataclasses(tmp_path, output):
+    """The package's records are kubectl_gpudoctor/record.py's: dataclasses generates and compiles source for every
+    class, ~0.5-1 ms of start-up each. Nothing else a pod diagnosis loads imports it (tabulate does, and loads only
+    for a report with a table: a node's)."""
+    from tests.live import serving
+    case = os.path.join(ROOT, "tests", "scenarios", "healthy-vllm")
+    probe = PROBE.replace('"KUBERNETES_IMPORTED="', '"DATACLASSES_IMPORTED=" + str("dataclasses" in sys.modules) + " KUBERNETES_IMPORTED="')
+    with serving(case, tmp_path, namespace="serving") as (srv, kc):
+        proc = subprocess.run([sys.executable, "-c", probe, "chat-6b7c9d8f4-m2kqz", "--kubeconfig", kc, "-o", output],
+                              capture_output=True, text=True, cwd=ROOT)
+    assert "healthy" in proc.stdout.lower(), proc.stderr
+    assert "DATACLASSES_IMPORTED=False" in proc.stderr, proc.stderr
+
+
+def test_no_module_of_the_package_imports_dataclasses():
+    """Not even inside a function: records (kubectl_gpudoctor/record.py) stand in for them."""
+    import ast
+    offenders = []
+    for folder, _, files in os.walk(os.path.join(ROOT, "kubectl_gpudoctor")):
+        for f in (f for f in files if f.endswith(".py")):
+            path = os.path.join(folder, f)
+            for node in ast.walk(ast.parse(open(path, encoding="utf-8").read())):
+                names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
+                    [node.module] if isinstance(node, ast.ImportFrom) and not node.level else []
+                offenders += [os.path.relpath(path, ROOT) for n in names if n.split(".")[0] == "dataclasses"]
+    assert not offenders, offenders
+
+
 def test_version_answers_before_click_loads():
     """The installed command's `--version` (what scripts and krew call most) loads neither click nor the CLI."""
     code = ("import sys; sys.argv[1:] = ['--version']\nimport kubectl_gpudoctor.launch as launch\n"
