@@ -155,16 +155,20 @@ def _make_init(cls, flds: tuple, frozen: bool):
     names = tuple(f.name for f in flds)
     n = len(names)
     required = 0
-    for f in flds:
+    for i, f in enumerate(flds):
         if f.default is MISSING and f.default_factory is MISSING:
-            if required != names.index(f.name):
+            if required != i:
                 raise TypeError(f"non-default argument {f.name!r} follows default argument")
             required += 1
     template = {f.name: f.default for f in flds}
-    # By the number of positional arguments: the names keywords may still give, and (name, default, factory)
-    # of the fields those arguments leave.
-    allowed = [frozenset(names[given:]) for given in range(n + 1)]
-    rest = [tuple((f.name, f.default, f.default_factory) for f in flds[given:]) for given in range(n + 1)]
+    triples = tuple((f.name, f.default, f.default_factory) for f in flds)
+    # By the number of positional arguments: the names keywords may still give, and (name, default, factory) of
+    # the fields those arguments leave; made at first use, since a class is called with one or two counts.
+    plans = [None] * (n + 1)
+
+    def plan(given):
+        plans[given] = made = (frozenset(names[given:]), triples[given:])
+        return made
     where = f"{cls.__qualname__}.__init__()"
     # As dataclasses: a frozen record's fields are set past its own __setattr__. Field by field, in field order,
     # so that the values stay in the instance's compact shared-key storage (a dict written whole would double
@@ -176,13 +180,14 @@ def _make_init(cls, flds: tuple, frozen: bool):
         if given > n:
             _check_keywords(where, names, template, kwargs)   # Python reports a bad keyword first
             raise TypeError(_too_many(where, required, n, given))
+        allowed, rest = plans[given] or plan(given)
         for name, value in zip(names, args):
             setter(self, name, value)
         if kwargs:
-            if not allowed[given].issuperset(kwargs):   # an unknown name, or one given positionally too
+            if not allowed.issuperset(kwargs):   # an unknown name, or one given positionally too
                 _check_keywords(where, names[:given], template, kwargs)
             get = kwargs.get
-            for name, default, factory in rest[given]:
+            for name, default, factory in rest:
                 value = get(name, default)
                 if value is MISSING:
                     if factory is MISSING:
@@ -190,7 +195,7 @@ def _make_init(cls, flds: tuple, frozen: bool):
                     value = factory()
                 setter(self, name, value)
         else:
-            for name, value, factory in rest[given]:
+            for name, value, factory in rest:
                 if value is MISSING:
                     if factory is MISSING:
                         raise TypeError(_missing(where, names[given:required]))
