@@ -1,12 +1,12 @@
 """Plain evidence for one diagnosis: API objects as dicts, log tails, and what is absent or unknown; no I/O here."""
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from typing import Dict, Iterable, List, Optional, Set, Tuple
 
 from .kube.timeutil import parse_time
 from .logs.lines import bounded
+from .record import field, record, replace
 
 # Every source a rule may need, named as RBAC names it (resource[/subresource]).
 KNOWN_SOURCES = (
@@ -39,7 +39,7 @@ def source_of(kind: str) -> str:
     return _SOURCE_OF_KIND.get(kind, plural(kind))
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Line:
     """One observed fact: where it was read and what it says."""
     source: str          # status | event | log | spec | node | object
@@ -50,7 +50,7 @@ class Line:
         return {"source": self.source, "ref": self.ref, "text": self.text}
 
 
-@dataclass
+@record
 class Gap:
     """A read that failed or a source the input lacks: unknown, never evidence of absence."""
     source: str
@@ -65,7 +65,7 @@ class Gap:
         return {"source": self.source, "reason": self.reason, "detail": self.detail}
 
 
-@dataclass
+@record
 class Target:
     kind: str
     name: str
@@ -78,7 +78,7 @@ class Target:
 LogKey = Tuple[str, str, str, bool]  # namespace, pod, container, previous
 
 
-@dataclass
+@record
 class Evidence:
     """Everything one diagnosis may read, as the API returned it."""
     target: Target
@@ -280,7 +280,7 @@ def _timestamps(obj, depth: int = 0):
             yield from _timestamps(item, depth + 1)
 
 
-@dataclass
+@record
 class ScanEvidence:
     """What a scan gathered: the unhealthy GPU pods' evidence, how many GPU pods the scope holds, and the GPU
     workloads whose pods are missing or refused (each as its own evidence and its unhealthy pods')."""

@@ -3,16 +3,16 @@ every decision that fills them is made in verdict.py."""
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass, field
 from typing import Dict, Iterable, List, Optional
 
 from .evidence import Line
 from .exitcodes import Exit
+from .record import field, record
 
 API_VERSION = "gpudoctor/v1"
 
 
-@dataclass
+@record
 class Finding:
     id: str
     phase: str
@@ -36,7 +36,7 @@ class Finding:
                 "table": self.table}
 
 
-@dataclass
+@record
 class Check:
     id: str
     result: str      # passed | failed | unknown | not-applicable
@@ -47,7 +47,7 @@ class Check:
         return {"id": self.id, "result": self.result, "reason": self.reason}
 
 
-@dataclass
+@record
 class Diagnosis:
     kind: str
     target: Dict[str, Optional[str]]
@@ -115,7 +115,7 @@ def cut(text: str, width: int = SUMMARY_COLUMN) -> str:
     return text if len(text) <= width else text[:width - 1].rstrip() + "…"
 
 
-@dataclass
+@record
 class ScanReport:
     """Every unhealthy GPU pod of a namespace (or the cluster), and its GPU workloads whose pods are missing or
     refused, grouped by root cause."""

@@ -2,15 +2,15 @@
 verdict; no printing."""
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import List, Optional, Tuple
 
 from .collect.kubeconfig import ConnOptions
 from .exitcodes import Exit
 from .preload import Preload
+from .record import field, record
 
 
-@dataclass
+@record
 class Options:
     conn: ConnOptions = field(default_factory=ConnOptions)
     output: str = "text"

@@ -161,9 +161,9 @@ def test_a_rule_that_raises_is_an_internal_failure_not_health(monkeypatch, capsy
     def boom(ev):
         raise KeyError("containers")
     applicable = [r for r in RULES.values() if "Pod" in r.targets and not r.needs]
-    import dataclasses
+    from kubectl_gpudoctor import record
     for r in applicable[:3]:
-        monkeypatch.setitem(RULES, r.id, dataclasses.replace(r, check=boom, applies=None))
+        monkeypatch.setitem(RULES, r.id, record.replace(r, check=boom, applies=None))
     for output in ("text", "json"):
         with pytest.raises(SystemExit) as exit_:
             cli.main(["--from", HEALTHY, "-o", output])

@@ -48,10 +48,11 @@ def test_live_diagnosis_with_a_plain_kubeconfig_never_imports_kubernetes(tmp_pat
     assert "KUBERNETES_IMPORTED=False" in proc.stderr, proc.stderr
 
 
-# Standard modules a live diagnosis once imported for one call each (a thread pool, a terminal's width, the idna
-# codec for an ASCII host name) at ~1.5-5 ms of start-up apiece; collect/parallel.py, render/wrap.py and
-# collect/transport.py do without them.
-NOT_ON_THE_LIVE_PATH = ("concurrent.futures", "logging", "shutil", "encodings.idna")
+# Standard modules a live diagnosis once loaded at ~1.5-5 ms of start-up apiece: dataclasses (it compiles every
+# class's methods: kubectl_gpudoctor/record.py stands in; tabulate imports it, and loads only for a report with a
+# table), and modules imported for one call each (a thread pool, a terminal's width, the idna codec for an ASCII host
+# name), which collect/parallel.py, render/wrap.py and collect/transport.py do without.
+NOT_ON_THE_LIVE_PATH = ("dataclasses", "concurrent.futures", "logging", "shutil", "encodings.idna")
 
 
 @pytest.mark.parametrize("output", ["text", "json"])
@@ -65,6 +66,20 @@ def test_a_live_diagnosis_leaves_start_up_only_modules_unloaded(tmp_path, output
                               capture_output=True, text=True, cwd=ROOT, timeout=120)
     assert "oom-killed" in proc.stdout, proc.stderr
     assert "LOADED=[]" in proc.stderr, proc.stderr
+
+
+def test_no_module_of_the_package_imports_dataclasses():
+    """Not even inside a function: records (kubectl_gpudoctor/record.py) stand in for them."""
+    import ast
+    offenders = []
+    for folder, _, files in os.walk(os.path.join(ROOT, "kubectl_gpudoctor")):
+        for f in (f for f in files if f.endswith(".py")):
+            path = os.path.join(folder, f)
+            for node in ast.walk(ast.parse(open(path, encoding="utf-8").read())):
+                names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
+                    [node.module] if isinstance(node, ast.ImportFrom) and not node.level else []
+                offenders += [os.path.relpath(path, ROOT) for n in names if n.split(".")[0] == "dataclasses"]
+    assert not offenders, offenders
 
 
 def test_version_answers_before_click_loads():

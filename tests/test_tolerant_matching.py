@@ -1,6 +1,5 @@
 """Signatures survive case, spacing, wrapped lines and escaped newlines; every pattern reads bounded lines only, and
 no pattern in data/ has the shape that made long lines quadratic (timings are in benchmarks/log_scan.py)."""
-import dataclasses
 import importlib
 import os
 import pkgutil
@@ -10,6 +9,7 @@ from re import _compiler, _constants as C, _parser as P
 import pytest
 
 import kubectl_gpudoctor.data as data
+from kubectl_gpudoctor import record
 from kubectl_gpudoctor.evidence import Evidence, Target
 from kubectl_gpudoctor.logs import lines as loglines
 from kubectl_gpudoctor.logs.crashrun import block_matches, failure_block
@@ -111,7 +111,7 @@ def test_only_evidence_reads_the_raw_logs():
 def _strings(obj, path, out):
     if isinstance(obj, str):
         out.append((path, obj))
-    elif dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+    elif record.is_record(obj) and not isinstance(obj, type):
         _strings(getattr(obj, "pattern", ""), f"{path}.{getattr(obj, 'id', None) or getattr(obj, 'key', '')}", out)
     elif isinstance(obj, (tuple, list, frozenset, set)):
         for i, x in enumerate(obj):

@@ -3,11 +3,11 @@ from __future__ import annotations
 
 import json
 import urllib.parse
-from dataclasses import dataclass, field
 from typing import Callable, Dict, List, Optional, Tuple
 
 from ..evidence import Evidence, Gap
 from ..kube.names import InvalidName, safe_segment
+from ..record import field, record
 from ..safety.redact import secret_metadata
 from .parallel import Parallel
 from .transport import Timeout, Unreachable
@@ -24,7 +24,7 @@ class TargetNotFound(Exception):
     """The target does not exist (exit 2)."""
 
 
-@dataclass
+@record
 class Response:
     status: int                 # HTTP status; 0 when no response arrived
     body: object = None         # parsed JSON, or text for logs
@@ -32,7 +32,7 @@ class Response:
     message: str = ""
 
 
-@dataclass
+@record
 class Request:
     """One GET and where its answer goes in the evidence."""
     source: str                        # RBAC resource, e.g. "pods/log"

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import base64
 import os
-from dataclasses import dataclass
 from typing import List, Optional, Tuple
 
 from . import blockyaml
+from ..record import record
 from .transport import Credentials, Transport, basic_auth
 
 
@@ -21,7 +21,7 @@ class NoConfiguration(Exception):
     """No kubeconfig and not inside a cluster (exit 3: nothing to diagnose against)."""
 
 
-@dataclass
+@record
 class ConnOptions:
     kubeconfig: Optional[str] = None
     context: Optional[str] = None
@@ -40,7 +40,7 @@ class ConnOptions:
     insecure: bool = False
 
 
-@dataclass
+@record
 class Connection:
     client: Transport
     namespace: str

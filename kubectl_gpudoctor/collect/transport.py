@@ -6,11 +6,11 @@ import os
 import queue
 import socket
 import ssl
-from dataclasses import dataclass, field
 from typing import Callable, Dict, List, Optional, Tuple
 from urllib.parse import urlencode, urlsplit
 
 from . import http11
+from ..record import field, record
 
 USER_AGENT = "kubectl-gpudoctor"
 
@@ -23,7 +23,7 @@ class Timeout(Exception):
     """No answer within the request timeout."""
 
 
-@dataclass
+@record
 class Credentials:
     """Where the API server is and how to prove who we are, as a kubeconfig (or in-cluster config) says."""
     server: str

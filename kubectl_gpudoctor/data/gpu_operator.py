@@ -1,11 +1,12 @@
 """GPU-operator and device-plugin components as data: names, labels, chain order, node labels, log wording."""
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Tuple
 
+from ..record import record
 
-@dataclass(frozen=True)
+
+@record(frozen=True)
 class Component:
     key: str                 # stable id used in tables and JSON
     title: str               # how a person names it

@@ -3,12 +3,13 @@ whose hardware it is, and how it counts; everything that asks "does this request
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from functools import lru_cache
 from typing import Optional
 
+from ..record import record
 
-@dataclass(frozen=True)
+
+@record(frozen=True)
 class GpuResource:
     pattern: str            # full-match regex of the resource name
     vendor: str             # whose hardware: nvidia | amd | intel | habana | aws-neuron

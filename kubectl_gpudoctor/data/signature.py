@@ -1,10 +1,10 @@
 """The record types of signature data: a log signature and an event/status-message signature."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from ..record import record
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Signature:
     id: str
     rule: str
@@ -13,7 +13,7 @@ class Signature:
     exact_case: bool = False   # the case carries meaning: a Python exception's class name, a log level
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class EventSignature:
     id: str
     rule: str

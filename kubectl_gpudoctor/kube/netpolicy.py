@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import ipaddress
 import re
-from dataclasses import dataclass, field
 from typing import Dict, Iterable, List, Optional, Union
 
+from ..record import field, record
 from .objects import containers, labels, name, namespace, spec
 from .. import lazyre
 
@@ -84,7 +84,7 @@ def selects(policy: dict, pod: dict) -> bool:
     return namespace(policy) == namespace(pod) and match(spec(policy).get("podSelector") or {}, labels(pod)) is True
 
 
-@dataclass
+@record
 class Peer:
     """One end of the traffic to test: who it is, where it lives, which port."""
     what: str
@@ -142,7 +142,7 @@ def ports_match(ports: Optional[list], peer: Peer) -> Union[bool, str]:
     return "some" if peer.port is None else False
 
 
-@dataclass
+@record
 class Verdict:
     direction: str
     peer: Peer

@@ -2,12 +2,12 @@
 predicate (selector, taint, availability, volume, pod affinity, capacity) actually blocks it; pure functions."""
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Dict, Iterable, List, Optional, Set
 
 from ..data import gpu_resources
 from . import affinity, storage
 from ..evidence import Evidence
+from ..record import field, record
 from .objects import (allocatable, free, gpu_request, is_terminated, labels, meta, name, namespace, netdev_request,
                       node_ready, pod_requests, spec, status, tolerates, untolerated_taints, used)
 from .quantity import parse_quantity
@@ -182,7 +182,7 @@ def affinity_failure(ev: Evidence, pod: dict, node: dict) -> Optional[str]:
 
 # --- which predicate blocks -------------------------------------------------------------------
 
-@dataclass
+@record
 class NodeView:
     node: dict
     fails: Dict[str, object] = field(default_factory=dict)

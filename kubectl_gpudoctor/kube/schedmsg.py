@@ -2,9 +2,9 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 from typing import List, Optional, Tuple
 from .. import lazyre
+from ..record import field, record
 
 # kube-scheduler's FitError: "0/N nodes are available: <prefilter msg>." or "<count> <reason>, …." then the
 # PostFilter messages (DRA's "no new claims to deallocate", preemption's "preemption: 0/N nodes are available: …").
@@ -46,7 +46,7 @@ FAMILIES = {
 }
 
 
-@dataclass
+@record
 class SchedulingFailure:
     available: int = 0
     total: int = 0

@@ -1,10 +1,10 @@
 """Workloads as plain dicts: kind aliases (deploy/x), their pods by selector and owner, readiness; pure functions."""
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Dict, List, Optional
 
 from . import podstate
+from ..record import record
 from .affinity import selector_query
 from .objects import condition, controller_of, gpu_request, meta, netdev_request, spec, status
 
@@ -12,7 +12,7 @@ from .objects import condition, controller_of, gpu_request, meta, netdev_request
 MAX_DIAGNOSED = 25
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class WorkloadKind:
     kind: str
     resource: str

@@ -2,12 +2,12 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from functools import lru_cache
 from typing import Iterable, List, Optional, Sequence, Tuple
 
 from ..data.log_signatures import SIGNATURES, Signature
 from ..evidence import Evidence, Line
+from ..record import record
 from .lines import clean, continues, segments, squeeze  # noqa: F401  (clean: the one cleaning every log reader uses)
 from .prefilter import Prefiltered, fold
 
@@ -16,7 +16,7 @@ from .prefilter import Prefiltered, fold
 View = Tuple[str, int, str]
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Match:
     signature: Signature
     container: str

@@ -1,12 +1,12 @@
 """The rule registry: rule metadata in a decorator, the Hit a rule returns; rules never do I/O."""
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 from .. import __version__
 from ..evidence import Gap, Line  # noqa: F401  (Line is part of a rule's vocabulary)
 
+from ..record import field, record
 from .order import PHASES, RULE_ORDER
 
 REPOSITORY = "https://github.com/gpudoctor/kubectl-gpudoctor"
@@ -18,7 +18,7 @@ SEVERITIES = ("critical", "warning", "info")
 SPECIFIC, DEFAULT, GENERIC, FALLBACK = 80, 50, 20, 0
 
 
-@dataclass
+@record
 class Hit:
     """What a rule returns when it fires: observed facts, with names and numbers."""
     message: str
@@ -33,7 +33,7 @@ class Hit:
     rank: Optional[int] = None         # overrides the rule's rank for this hit
 
 
-@dataclass
+@record
 class Unknown:
     """Returned by a rule that could not decide because something it needed was unreadable."""
     reason: str
@@ -43,7 +43,7 @@ class Unknown:
         return cls(gap.needs())
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Rule:
     id: str
     phase: str

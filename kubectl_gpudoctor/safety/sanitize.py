@@ -2,10 +2,10 @@
 inert, credential-shaped values masked; one pass over every string of a document on its way to a renderer."""
 from __future__ import annotations
 
-import dataclasses
 import re
 from typing import Tuple
 
+from ..record import fields, is_record, replace
 from .redact import mask
 
 # C0 controls except tab/newline, DEL, C1 controls (0x9b is a one-byte CSI on some terminals),
@@ -34,7 +34,7 @@ def escape_json_unsafe(text: str) -> str:
 
 
 def neutral(doc, escape: bool = True) -> Tuple[object, int]:
-    """A copy of a report (dataclasses, dicts, lists) whose every string is masked (credentials) and, when
+    """A copy of a report (records, dicts, lists) whose every string is masked (credentials) and, when
     `escape`, made inert (text output; JSON and YAML escape in their own syntax); and how many values were masked."""
     count = 0
     done = {}   # a report repeats its strings (a node table's keys and values): each is neutralised once
@@ -56,8 +56,7 @@ def neutral(doc, escape: bool = True) -> Tuple[object, int]:
             return {walk(k, depth + 1) if isinstance(k, str) else k: walk(v, depth + 1) for k, v in node.items()}
         if isinstance(node, (list, tuple)):
             return type(node)(walk(v, depth + 1) for v in node)
-        if dataclasses.is_dataclass(node) and not isinstance(node, type):
-            return dataclasses.replace(node, **{f.name: walk(getattr(node, f.name), depth + 1)
-                                                for f in dataclasses.fields(node) if f.init})
+        if is_record(node) and not isinstance(node, type):
+            return replace(node, **{f.name: walk(getattr(node, f.name), depth + 1) for f in fields(node) if f.init})
         return node
     return walk(doc), count

@@ -6,18 +6,18 @@ config, create, start): when several steps report failures, the earliest one is 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 from typing import List, Optional
 
 from ...data import event_signatures as sigs
 from ...kube import podstate
+from ...record import field, record
 from .._common import current, event_line, pod_events, status_line
 from ..registry import SPECIFIC, Line, Unknown
 
 ADMISSION, VOLUMES, SANDBOX, IMAGE, CONFIG, CREATE, START = (SPECIFIC + n for n in (14, 12, 10, 8, 6, 4, 2))
 
 
-@dataclass
+@record
 class Found:
     """Where a signature was seen: the signature, its match, the evidence lines and the container (if any)."""
     sig: sigs.EventSignature

@@ -1,7 +1,6 @@
 """Init-phase rules: an init container fails, or a driver (init) container cannot build the driver for the kernel."""
 from __future__ import annotations
 
-import dataclasses
 import re
 import string
 from typing import List, Optional, Tuple
@@ -10,6 +9,7 @@ from ...logs import scan as logscan
 from ...kube import podstate
 from ...data.log_signatures import SIGNATURES
 from ...data.signatures_init import NVIDIA_BUILD_LOG
+from ...record import replace
 from ...kube.objects import annotations, condition, containers, controller_of, labels, meta, name, spec, status
 from .._common import scheduled, status_line
 from ..registry import RULES, SPECIFIC, Hit, Line, rule
@@ -72,7 +72,7 @@ def _explained_by(ev, c, cs) -> Tuple[Optional[str], Optional[Hit]]:
     pod = dict(ev.pod, spec=dict(spec(ev.pod), initContainers=[c], containers=[]),
                status=dict(status(ev.pod), initContainerStatuses=[cs], containerStatuses=[]))
     others = [p for p in ev.all("Pod") if p is not ev.pod]
-    view = dataclasses.replace(ev, objects=dict(ev.objects, Pod=[pod] + others))
+    view = replace(ev, objects=dict(ev.objects, Pod=[pod] + others))
     crash = sorted((r for r in RULES.values() if r.phase == "crash" and r.severity != "info"),
                    key=lambda r: (r.fallback, -r.rank, r.order))
     for r in crash:

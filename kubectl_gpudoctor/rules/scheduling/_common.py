@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from datetime import datetime
 from typing import List, Optional
 
@@ -12,11 +11,12 @@ from ...evidence import Evidence, Line, event_time
 from ...kube.objects import condition, labels, name, namespace, spec
 from ...kube.timeutil import format_time, parse_time
 from ...kube.autoscaler import provisioning, scaling_up
+from ...record import record
 from .._common import event_line, pod_events, unscheduled
 from ..registry import Hit
 
 
-@dataclass
+@record
 class Said:
     """What the scheduler last said about the pod (event or PodScheduled condition)."""
     text: str
