@@ -196,11 +196,11 @@ class NodeView:
 def analyse(ev: Evidence, pod: dict) -> List[NodeView]:
     """Every structural predicate evaluated on every candidate node (nodes that advertise the resources).
     Several rules ask; on a big cluster each answer costs every node, so it is remembered for the same evidence
-    and handed out as copies (callers may annotate their views)."""
+    and every rule reads the same views (rules are pure: they never change what they read)."""
     key = ("analyse", meta(pod).get("uid"), name(pod), tuple(sorted((k, len(v)) for k, v in ev.objects.items())))
     if key not in ev.memo:
         ev.memo[key] = _analyse(ev, pod)
-    return [NodeView(v.node, dict(v.fails), set(v.unknown)) for v in ev.memo[key]]
+    return list(ev.memo[key])
 
 
 def node_fit(ev: Evidence, pod: dict) -> List[tuple]:
