@@ -1,7 +1,6 @@
 """Command line: parses kubectl-style flags anywhere, runs a command, prints the report; decides nothing itself."""
 from __future__ import annotations
 
-import os
 import sys
 
 import click
@@ -163,7 +162,8 @@ def bundle(ctx, target, dest, **flags):
         raise click.UsageError(str(exc))
     if found[2] or found[0] == "node":
         raise click.UsageError(f"bundle takes one pod or workload (KIND/NAME), not {' '.join(target)}")
-    ev = bundle_evidence(_options(merged), found[0], found[1])
+    from .command import options
+    ev = bundle_evidence(options(merged), found[0], found[1])
     path = bundle_writer.write(ev, dest)
     click.echo(f"wrote {path} ({len(ev.logs)} logs, {sum(len(v) for v in ev.objects.values())} objects, "
                f"{len(ev.gaps)} gaps); diagnose it with: kubectl gpudoctor --from {path}", err=True)
@@ -227,58 +227,14 @@ def _merge(ctx, flags) -> dict:
     return parent
 
 
-def _options(flags: dict):
-    from .collect.kubeconfig import ConnOptions
-    from .runner import Options
-    from .kube.timeutil import parse_duration
-
-    if flags.get("ignore"):   # the rules load only when asked: a diagnosis loads them while its requests run
-        from .rules import RULES
-        unknown = [i for i in flags["ignore"] if i not in RULES]
-        if unknown:
-            raise click.UsageError(f"--ignore {unknown[0]}: no such rule (see `kubectl gpudoctor rules`)")
-    try:
-        timeout = parse_duration(flags.get("request_timeout") or "10s")
-    except ValueError as exc:
-        raise click.UsageError(f"--request-timeout: {exc}")
-    conn = ConnOptions(kubeconfig=flags.get("kubeconfig"), context=flags.get("context"), cluster=flags.get("cluster"),
-                       user=flags.get("user"), namespace=flags.get("namespace"), request_timeout=timeout or None,
-                       all_namespaces=bool(flags.get("all_namespaces")), as_user=flags.get("as_user"),
-                       as_groups=tuple(flags.get("as_groups") or ()), token=flags.get("token"),
-                       server=flags.get("server"), ca_file=flags.get("ca_file"), insecure=bool(flags.get("insecure")))
-    return Options(conn=conn, output=flags.get("output") or "text", color=flags.get("color") or "auto",
-                   source=flags.get("source"), tail=flags.get("tail") or 80, ignore=tuple(flags.get("ignore") or ()),
-                   verbose=bool(flags.get("verbose")))
-
-
 def _diagnose(ctx, what: str, target, flags) -> int:
-    from . import runner
-
-    opts = _options(flags)
-    if what == "saved":   # --from without a target: what the bundle was made for
-        what, target = runner.saved_target(opts)
-    if what == "pod":
-        diag = runner.pod_diagnosis(opts, target)
-    elif what == "node":
-        diag = runner.node_diagnosis(opts, target)
-    elif what == "workload":
-        diag = runner.workload_diagnosis(opts, *target)
-    else:
-        diag = runner.scan(opts, bool(flags.get("all_namespaces")))
-    from .render import render
-    from .render.style import want_color
-    from .render.wrap import terminal_width
-    color = want_color(opts.color, opts.output, sys.stdout.isatty())
-    if color:
-        import colorama
-        colorama.just_fix_windows_console()
-    width = terminal_width(sys.stdout.isatty())
-    click.echo(render(diag, opts.output, color=color, verbose=opts.verbose, width=width), nl=False, color=color)
-    return int(diag.exit_code)
+    from . import command
+    return command.diagnose(what, target, flags)
 
 
 def main(argv=None) -> None:
     """Entry point: one line on stderr and the contract's exit code for every failure, never a traceback."""
+    from . import command
     from .targets import split_short_equals
     try:
         args = split_short_equals(sys.argv[1:] if argv is None else argv)
@@ -286,43 +242,14 @@ def main(argv=None) -> None:
     except click.exceptions.Exit as exc:
         code = exc.exit_code
     except click.UsageError as exc:
-        _fail(f"{exc.format_message()} (see 'kubectl gpudoctor --help')")
-        code = Exit.USAGE
-    except (click.Abort, KeyboardInterrupt):   # click turns Ctrl-C into Abort
-        _fail("interrupted")
-        code = Exit.INTERRUPTED
-    except BrokenPipeError:
-        sys.stderr.close()  # the reader went away (| head): not an error worth a message
-        code = Exit.OK
+        code = command.failure(command.UsageError(exc.format_message()))
+    except click.Abort:   # click turns Ctrl-C into Abort
+        code = command.failure(KeyboardInterrupt())
     except Exception as exc:  # noqa: BLE001 — the last line of defence for a one-line error
-        from .runner import classify
-        known = classify(exc)
-        if os.environ.get("GPUDOCTOR_DEBUG") or (known is None and os.environ.get("GPUDOCTOR_STRICT")):
-            raise
-        if known:
-            code, message = int(known[0]), known[1]
-        else:
-            code, message = Exit.UNDIAGNOSABLE, f"internal error: {type(exc).__name__}: {exc} (set GPUDOCTOR_DEBUG=1 for details)"
-        _fail(message)
+        code = command.failure(exc)
+    except KeyboardInterrupt as exc:
+        code = command.failure(exc)
     code = int(code) if isinstance(code, int) else int(Exit.OK)
     if argv is None:   # the installed command (tests call main(argv) and catch SystemExit)
-        _exit_now(code)
+        command.exit_now(code)
     sys.exit(code)
-
-
-def _exit_now(code: int) -> None:
-    """Flush, run the atexit handlers (the kubernetes library removes its temporary credential files there), then
-    leave without the interpreter's teardown, which frees every module and object one by one for nothing."""
-    import atexit
-    for stream in (sys.stdout, sys.stderr):
-        try:
-            stream.flush()
-        except (OSError, ValueError):   # the reader went away, or the stream is closed: nothing more to say
-            pass
-    atexit._run_exitfuncs()
-    os._exit(code)
-
-
-def _fail(message: str) -> None:
-    from .safety.sanitize import inert
-    click.echo(f"error: {inert(message, False)}", err=True)
