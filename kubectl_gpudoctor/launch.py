@@ -1,5 +1,6 @@
 """The installed command's entry point: `--version` and the top-level `--help` answer before click and the CLI
-load (scripts, krew and first-time users call them most); every other command runs the CLI."""
+load (scripts, krew and first-time users call them most), and so does a plain pod diagnosis (quickargs.py reads
+its flags); every other command line goes to click (cli.py)."""
 import sys
 
 from . import __version__
@@ -20,8 +21,25 @@ def main() -> None:
     # after page for minutes, turns it back on (runner.scan).
     import gc
     gc.disable()
+    from .quickargs import parse
+    from .targets import split_short_equals
+    quick = parse(split_short_equals(args))
+    if quick is not None:
+        _pod(*quick)
     from .cli import main as run
     run()
+
+
+def _pod(pod: str, flags: dict) -> None:
+    """A pod diagnosis as cli.py's `pod` command runs it, never returning: the same report, errors and exit code."""
+    from . import command
+    try:
+        code = command.diagnose("pod", pod, flags)
+    except Exception as exc:  # noqa: BLE001 — the last line of defence for a one-line error
+        code = command.failure(exc)
+    except KeyboardInterrupt as exc:
+        code = command.failure(exc)
+    command.exit_now(int(code))
 
 
 def _saved_help():

@@ -48,24 +48,40 @@ def test_live_diagnosis_with_a_plain_kubeconfig_never_imports_kubernetes(tmp_pat
     assert "KUBERNETES_IMPORTED=False" in proc.stderr, proc.stderr
 
 
-# Standard modules a live diagnosis once loaded at ~1.5-5 ms of start-up apiece: dataclasses (it compiles every
-# class's methods: kubectl_gpudoctor/record.py stands in; tabulate imports it, and loads only for a report with a
-# table), and modules imported for one call each (a thread pool, a terminal's width, the idna codec for an ASCII host
-# name), which collect/parallel.py, render/wrap.py and collect/transport.py do without.
-NOT_ON_THE_LIVE_PATH = ("dataclasses", "concurrent.futures", "logging", "shutil", "encodings.idna")
+# Modules a live pod diagnosis once loaded at ~1.5-15 ms of start-up apiece: click (quickargs.py reads a plain pod
+# diagnosis's flags; click reads every other command line), dataclasses (it compiles every class's methods:
+# kubectl_gpudoctor/record.py stands in; tabulate imports it, and loads only for a report with a table), and modules
+# imported for one call each (a thread pool, a terminal's width, the idna codec for an ASCII host name), which
+# collect/parallel.py, render/wrap.py and collect/transport.py do without.
+NOT_ON_THE_LIVE_PATH = ("click", "dataclasses", "concurrent.futures", "logging", "shutil", "encodings.idna")
+# The installed command (launch.py), reporting at exit what it loaded.
+LAUNCH_PROBE = f"""
+import atexit, sys
+atexit.register(lambda: print("LOADED=" + repr(sorted(m for m in {NOT_ON_THE_LIVE_PATH!r} if m in sys.modules)),
+                              file=sys.stderr))
+sys.argv[0] = "kubectl-gpudoctor"
+from kubectl_gpudoctor.launch import main
+main()
+"""
 
 
 @pytest.mark.parametrize("output", ["text", "json"])
-def test_a_live_diagnosis_leaves_start_up_only_modules_unloaded(tmp_path, output):
+def test_a_live_pod_diagnosis_leaves_start_up_only_modules_unloaded(tmp_path, output):
     from tests.live import serving
-    probe = PROBE.replace('print("KUBERNETES_IMPORTED="', f'print("LOADED=" + repr(sorted(m for m in {NOT_ON_THE_LIVE_PATH!r} '
-                                                         'if m in sys.modules)), file=sys.stderr)\nprint("KUBERNETES_IMPORTED="')
     case = os.path.join(ROOT, "tests", "cases", "oom-killed", "fail-startup-peak")
     with serving(case, tmp_path, namespace="serving") as (srv, kc):
-        proc = subprocess.run([sys.executable, "-c", probe, "inference-7d9f8b6c5-x2x9q", "--kubeconfig", kc, "-o", output],
-                              capture_output=True, text=True, cwd=ROOT, timeout=120)
+        proc = subprocess.run([sys.executable, "-c", LAUNCH_PROBE, "inference-7d9f8b6c5-x2x9q", "--kubeconfig", kc,
+                               "-o", output], capture_output=True, text=True, cwd=ROOT, timeout=120)
     assert "oom-killed" in proc.stdout, proc.stderr
     assert "LOADED=[]" in proc.stderr, proc.stderr
+
+
+def test_any_other_command_line_still_goes_to_click(tmp_path):
+    """A subcommand, a kubectl target form or a flag quickargs.py does not read: click reads it (and loads)."""
+    proc = subprocess.run([sys.executable, "-c", LAUNCH_PROBE, "po/inference-7d9f8b6c5-x2x9q", "--from",
+                           os.path.join(ROOT, "tests", "cases", "oom-killed", "fail-startup-peak")],
+                          capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert "'click'" in proc.stderr and "oom-killed" in proc.stdout, proc.stderr
 
 
 def test_no_module_of_the_package_imports_dataclasses():
