@@ -260,6 +260,16 @@ def blocks(views: List[NodeView], pred: str) -> Optional[str]:
     return "blocks" if all(pred in v.fails for v in pool) else "unknown"
 
 
+def room(ev: Evidence, pod: dict) -> List[NodeView]:
+    """The capacity pool's nodes that lack nothing the pod requests (free where known, else allocatable): asked by
+    insufficient-gpu and insufficient-node-resources alike, so remembered with the analysis it reads."""
+    key = ("room", meta(pod).get("uid"), name(pod), tuple(sorted((k, len(v)) for k, v in ev.objects.items())),
+           len(ev.pod_nodes or ()))
+    if key not in ev.memo:
+        ev.memo[key] = [v for v in capacity_pool(analyse(ev, pod)) if not shortfall(ev, pod, v.node)]
+    return list(ev.memo[key])
+
+
 def capacity_pool(views: List[NodeView]) -> List[NodeView]:
     """Selected nodes that pass every structural predicate (all selected nodes when none does)."""
     pool = selected(views)

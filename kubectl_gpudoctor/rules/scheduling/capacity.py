@@ -48,8 +48,7 @@ def insufficient_gpu(ev):
     shortage = schedmsg.device_shortage(said.parsed) if said else []
     if shortage and said.parsed.covers_all("insufficient"):
         return with_scale_up(ev, _sharing_shortage(ev, views, pool, said, shortage))
-    pod = ev.pod   # read once: the loops below run once per node
-    room = [v for v in pool if not placement.shortfall(ev, pod, v.node)]   # free, or big enough when unknown
+    room = placement.room(ev, ev.pod)   # free, or big enough when unknown
     if any(placement.knows_free(ev, v.node) for v in room):
         return None
     if room and not claims:
@@ -170,9 +169,8 @@ def insufficient_node_resources(ev):
             return Hit(f"The scheduler reports {', '.join(f'{n} node(s) {t}' for n, t in core)} (nodes unreadable).",
                        [said.line], values={"res": core[0][1].split()[-1], "candidate": "<node>"})
         return Unknown.from_gap(ev.gap("nodes"))
-    views = placement.analyse(ev, ev.pod)
     pod = ev.pod   # read once: the loops below run once per node
-    roomy = [v for v in placement.capacity_pool(views) if not placement.shortfall(ev, pod, v.node)]
+    roomy = placement.room(ev, pod)
     if not roomy:
         return None   # the GPUs themselves are short: insufficient-gpu
     shorts = {v.name: placement.core_shortfall(ev, pod, v.node) for v in roomy}
