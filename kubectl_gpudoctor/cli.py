@@ -245,9 +245,7 @@ def main(argv=None) -> None:
         code = command.failure(command.UsageError(exc.format_message()))
     except click.Abort:   # click turns Ctrl-C into Abort
         code = command.failure(KeyboardInterrupt())
-    except Exception as exc:  # noqa: BLE001 — the last line of defence for a one-line error
-        code = command.failure(exc)
-    except KeyboardInterrupt as exc:
+    except (Exception, KeyboardInterrupt) as exc:  # noqa: BLE001 — the last line of defence for a one-line error
         code = command.failure(exc)
     code = int(code) if isinstance(code, int) else int(Exit.OK)
     if argv is None:   # the installed command (tests call main(argv) and catch SystemExit)

@@ -35,9 +35,7 @@ def _pod(pod: str, flags: dict) -> None:
     from . import command
     try:
         code = command.diagnose("pod", pod, flags)
-    except Exception as exc:  # noqa: BLE001 — the last line of defence for a one-line error
-        code = command.failure(exc)
-    except KeyboardInterrupt as exc:
+    except (Exception, KeyboardInterrupt) as exc:  # noqa: BLE001 — the last line of defence for a one-line error
         code = command.failure(exc)
     command.exit_now(int(code))
 

@@ -197,10 +197,15 @@ def analyse(ev: Evidence, pod: dict) -> List[NodeView]:
     """Every structural predicate evaluated on every candidate node (nodes that advertise the resources).
     Several rules ask; on a big cluster each answer costs every node, so it is remembered for the same evidence
     and every rule reads the same views (rules are pure: they never change what they read)."""
-    key = ("analyse", meta(pod).get("uid"), name(pod), tuple(sorted((k, len(v)) for k, v in ev.objects.items())))
+    key = ("analyse",) + _held(ev, pod)
     if key not in ev.memo:
         ev.memo[key] = _analyse(ev, pod)
     return list(ev.memo[key])
+
+
+def _held(ev: Evidence, pod: dict) -> tuple:
+    """What a remembered per-pod reading depends on: the pod, and how many objects of each kind are held."""
+    return meta(pod).get("uid"), name(pod), tuple(sorted((k, len(v)) for k, v in ev.objects.items()))
 
 
 def node_fit(ev: Evidence, pod: dict) -> List[tuple]:
@@ -263,8 +268,7 @@ def blocks(views: List[NodeView], pred: str) -> Optional[str]:
 def room(ev: Evidence, pod: dict) -> List[NodeView]:
     """The capacity pool's nodes that lack nothing the pod requests (free where known, else allocatable): asked by
     insufficient-gpu and insufficient-node-resources alike, so remembered with the analysis it reads."""
-    key = ("room", meta(pod).get("uid"), name(pod), tuple(sorted((k, len(v)) for k, v in ev.objects.items())),
-           len(ev.pod_nodes or ()))
+    key = ("room", len(ev.pod_nodes or ())) + _held(ev, pod)
     if key not in ev.memo:
         ev.memo[key] = [v for v in capacity_pool(analyse(ev, pod)) if not shortfall(ev, pod, v.node)]
     return list(ev.memo[key])
