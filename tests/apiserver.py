@@ -136,7 +136,7 @@ def parse_resource_path(path: str) -> Req | None:
 
 @dataclass
 class Fault:
-    action: str  # "forbid" | "fail" | "delay"
+    action: str  # "forbid" | "fail" | "delay" | "hold"
     resource: str
     namespace: str | None = None
     name: str | None = None
@@ -146,6 +146,9 @@ class Fault:
     status: int = 0
     message: str | None = None
     seconds: float = 0.0
+    gate: threading.Event | None = None   # "hold": answered once set (or after `seconds`, so no test hangs)
+    connections: int = 0                  # "hold": also set once this many connections have been accepted
+    arrived: threading.Semaphore | None = None   # "hold": released once per request that reached the hold
 
     def matches(self, r: Req) -> bool:
         return (self.resource == r.resource and self.namespace in (None, r.namespace) and self.name in (None, r.name)
@@ -401,6 +404,17 @@ class FakeApiServer:
     def delay(self, resource: str, seconds: float, **narrow) -> None:
         self._add_fault(Fault("delay", resource, seconds=seconds, **narrow))
 
+    def hold(self, resource: str, *, connections: int = 0, limit: float = 30.0, **narrow) -> threading.Event:
+        """Matching requests wait, unanswered, until the returned event is set, or until the server has accepted
+        `connections` connections (when given), or `limit` seconds pass: an order of events a test can rely on
+        under any load, where a delay is only a guess at how long the client takes."""
+        gate = threading.Event()
+        gate.arrived = threading.Semaphore(0)   # gate.arrived.acquire(timeout=…): a held request is waiting now
+        self._add_fault(Fault("hold", resource, seconds=limit, gate=gate, connections=connections,
+                              arrived=gate.arrived, **narrow))
+        self._release_held()
+        return gate
+
     def _add_fault(self, fault: Fault) -> None:
         with self._lock:
             self._faults.append(fault)
@@ -417,6 +431,13 @@ class FakeApiServer:
     def _connected(self) -> None:
         with self._lock:
             self.connections.append(1 + max((r.depth for r in self.requests), default=0))
+        self._release_held()
+
+    def _release_held(self) -> None:
+        with self._lock:
+            for f in self._faults:
+                if f.action == "hold" and f.connections and len(self.connections) >= f.connections:
+                    f.gate.set()
 
     def _register(self, api_version: str, kind: str, namespaced: bool, short_names=()) -> Resource:
         group, _, version = api_version.rpartition("/")
@@ -541,6 +562,9 @@ class FakeApiServer:
         for f in faults:
             if f.action == "delay":
                 time.sleep(f.seconds)
+            elif f.action == "hold":
+                f.arrived.release()
+                f.gate.wait(f.seconds)
         for f in faults:
             if f.action == "forbid" or (f.action == "fail" and f.status == 403):
                 # RBAC denials name the verb, the resource with its subresource, and the scope asked for.
