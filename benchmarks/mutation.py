@@ -25,7 +25,7 @@ PYTEST = f"{sys.executable} -m pytest -x -q -p no:cacheprovider"
 # (group, modules to mutate, the fast tests that pin them). Declared here, in one visible list.
 GROUPS = [
     ("exit-codes", ["kubectl_gpudoctor/report.py", "kubectl_gpudoctor/exitcodes.py"],
-     ["tests/test_exit_codes.py"]),
+     ["tests/test_exit_codes.py", "tests/test_report_document.py"]),
     ("root-cause", ["kubectl_gpudoctor/verdict.py"],
      ["tests/test_exit_codes.py", "tests/test_verdict_choice.py"]),
     ("sanitize", ["kubectl_gpudoctor/safety/sanitize.py"],
