@@ -153,7 +153,7 @@ class Fault:
     seconds: float = 0.0
     retry_after: float | None = None  # a Retry-After header on the failure (seconds), as 429/503 carry
     times: int | None = None  # the fault applies to this many matching requests, then no more
-    encoding: str | None = None  # "gzip" | "corrupt-gzip", sent only when the client accepts gzip
+    encoding: str | None = None  # "gzip" | "corrupt-gzip" (when the client accepts gzip) | "gzip-always"
 
     def matches(self, r: Req) -> bool:
         return (self.resource == r.resource and self.namespace in (None, r.namespace) and self.name in (None, r.name)
@@ -537,7 +537,8 @@ class FakeApiServer:
         self._add_fault(Fault("drip", resource, seconds=seconds, **narrow))
 
     def encode(self, resource: str, encoding: str = "gzip", **narrow) -> None:
-        """Answer with Content-Encoding: gzip when the client accepts it; "corrupt-gzip" says gzip and is not."""
+        """Answer with Content-Encoding: gzip when the client accepts it; "corrupt-gzip" says gzip and is not;
+        "gzip-always" compresses even when the client did not ask (a misbehaving server or proxy)."""
         self._add_fault(Fault("encode", resource, encoding=encoding, **narrow))
 
     def delay(self, resource: str, seconds: float, **narrow) -> None:
@@ -630,8 +631,8 @@ class FakeApiServer:
                                                h.headers.get("Accept-Encoding", "")))
         faults = self._local.faults
         encoding = next((f.encoding for f in faults if f.action == "encode"), None)
-        if encoding and "gzip" in h.headers.get("Accept-Encoding", ""):
-            body = gzip.compress(body) if encoding == "gzip" else b"\x1f\x8b\x08\x00" + body[:64]
+        if encoding == "gzip-always" or (encoding and "gzip" in h.headers.get("Accept-Encoding", "")):
+            body = b"\x1f\x8b\x08\x00" + body[:64] if encoding == "corrupt-gzip" else gzip.compress(body)
             extra = {**extra, "Content-Encoding": "gzip"}
         h.send_response(code)
         h.send_header("Content-Type", ctype)

@@ -89,6 +89,7 @@ class _Proxy:
         raise NotImplementedError
 
     def _open(self, host: str, port: int) -> socket.socket | None:
+        host = host.strip("[]")  # an IPv6 literal as CONNECT writes it
         address = self.hosts.get(host, host if host in LOOPBACK else None)
         if address is None:
             return None
@@ -202,10 +203,10 @@ class Socks5Proxy(_Proxy):
         return data
 
     def handle(self, conn) -> None:
-        version, count = self._read(conn, 2)
-        methods = self._read(conn, count)
-        if version != 5:
+        if self._read(conn, 1) != b"\x05":  # not SOCKS5 (e.g. an HTTP CONNECT sent to it): hang up at once
+            self._record("socks5", None, None, None, "NOT-SOCKS5", False, False)
             return
+        methods = self._read(conn, self._read(conn, 1)[0])
         want = 2 if self.auth else 0
         if want not in methods:
             conn.sendall(b"\x05\xff")
