@@ -295,8 +295,9 @@ VARIANTS = [
     V("baseline"),
     C("server-empty", server=""),
     C("server-not-a-url", server="not a url"),
-    C("server-host-port-without-scheme", server=lambda w: f"127.0.0.1:{w.port}"),
-    C("server-host-port-without-scheme-plain-listener", server=lambda w: w.plain_url.partition("://")[2]),
+    # kubectl reads host:port without a scheme as http:// (even with a CA) and sends no credentials: aimed at the
+    # TLS port it retries EOFs for 10-30 s, so the variant aims at the plain listener, which records credentials.
+    C("server-host-port-without-scheme", server=lambda w: w.plain_url.partition("://")[2]),
     C("server-plain-http", server=lambda w: w.plain_url),
     C("server-upper-case-scheme", server=lambda w: w.url(scheme="HTTPS")),
     C("server-trailing-slash", server=lambda w: w.url() + "/"),
@@ -638,3 +639,96 @@ def test_parity(world, variant):
     p = run_gpudoctor(world, variant)
     _log(variant, k, p)
     assert_agree(variant, k, p)
+
+
+# -- the harness itself: proxies, identity recording and the agreement rules must be able to fail -------------------
+
+def _outcome(**kw):
+    base = dict(rc=0, stdout="", stderr="", ok=True, who=[("alice", ("system:authenticated",), None, (), None, (),
+                                                           "https")], via=[], creds=["bearer"], plain_creds=[],
+                seconds=0.1, requests=1)
+    return Outcome(**{**base, **kw})
+
+
+@pytest.mark.parametrize("plugin, why", [
+    (dict(plain_creds=["bearer"]), "in the clear"),
+    (dict(who=[("bob", ("system:authenticated",), None, (), None, (), "https")]), "different identity"),
+    (dict(via=[("connect", None)]), "different identity or route"),
+    (dict(ok=False, rc=3, stderr="error: x\n"), "kubectl works"),
+    (dict(stderr="Traceback (most recent call last):"), "Traceback"),
+])
+def test_agreement_rules_catch_a_disagreement_when_kubectl_works(plugin, why):
+    with pytest.raises(AssertionError, match=why):
+        assert_agree(V("x"), _outcome(), _outcome(**plugin))
+
+
+@pytest.mark.parametrize("plugin, why", [
+    (dict(), "kubectl fails, the plugin works"),
+    (dict(ok=False, rc=1, stderr="error: x"), "exit code"),
+    (dict(ok=False, rc=3, stderr="error: x\nerror: y"), "not one line"),
+    (dict(ok=False, rc=3, stderr="error: x", creds=["bearer"], requests=1), "credential sent where kubectl"),
+    (dict(ok=False, rc=3, stderr="error: x", creds=[], requests=1), "reached the server"),
+    (dict(ok=False, rc=3, stderr=f"error: https://a:{SECRET}@h"), "printed"),
+    (dict(ok=False, rc=3, stderr="error: internal error: KeyError"), "internal error"),
+])
+def test_agreement_rules_catch_a_disagreement_when_kubectl_fails(plugin, why):
+    kubectl = _outcome(ok=False, rc=1, stderr="error: refused\n", who=[], creds=[], requests=0)
+    with pytest.raises(AssertionError, match=why):
+        assert_agree(V("x", secrets=(SECRET,)), kubectl, _outcome(**{"who": [], "creds": [], "requests": 0, **plugin}))
+    assert_agree(V("x"), kubectl, _outcome(ok=False, rc=2, stderr="error: refused\n", who=[], creds=[], requests=0))
+
+
+def test_connect_proxy_requires_its_credentials_and_records_them(world):
+    import http.client
+    import ssl
+    proxy = world.proxies["connect-auth"]
+    ctx = ssl.create_default_context(cafile=world.srv.ca_file)
+    for cred, expect in ((None, OSError), (("puser", "pp@ss"), None)):
+        world.reset()
+        conn = http.client.HTTPSConnection("127.0.0.1", proxy.port, context=ctx, timeout=10)
+        headers = {"Proxy-Authorization": "Basic " + base64.b64encode(":".join(cred).encode()).decode()} if cred else {}
+        conn.set_tunnel("127.0.0.1", world.port, headers=headers)
+        if expect:
+            with pytest.raises(expect, match="407"):
+                conn.request("GET", "/version")
+        else:
+            conn.request("GET", f"/api/v1/namespaces/{NS}/pods/{POD}", headers={"Authorization": "Bearer file-t0ken"})
+            assert conn.getresponse().status == 200
+            assert world.srv.requests[-1].user == "alice" and world.srv.requests[-1].credentials == ("bearer",)
+        conn.close()
+        assert [(r.target, r.user, r.ok) for r in proxy.records] == [
+            (f"127.0.0.1:{world.port}", cred[0] if cred else None, bool(cred))]
+
+
+def test_socks5_proxy_speaks_rfc1928_and_1929(world):
+    proxy = world.proxies["socks-auth"]
+    world.reset()
+    with socket.create_connection(("127.0.0.1", proxy.port), timeout=10) as s:
+        s.sendall(b"\x05\x01\x00")               # only "no authentication" offered: refused
+        assert s.recv(2) == b"\x05\xff"
+    with socket.create_connection(("127.0.0.1", proxy.port), timeout=10) as s:
+        s.sendall(b"\x05\x01\x02")
+        assert s.recv(2) == b"\x05\x02"
+        s.sendall(b"\x01\x05suser\x05sp4ss")
+        assert s.recv(2) == b"\x01\x00"
+        name = FAKE_NAME.encode()
+        s.sendall(b"\x05\x01\x00\x03" + bytes([len(name)]) + name + world.port.to_bytes(2, "big"))
+        assert s.recv(10)[:2] == b"\x05\x00"
+    assert proxy.records[-1].target == f"{FAKE_NAME}:{world.port}" and proxy.records[-1].ok
+
+
+def test_server_records_client_certificate_and_impersonation(world):
+    import ssl
+    import urllib.request
+    ctx = ssl.create_default_context(cafile=world.srv.ca_file)
+    ctx.load_cert_chain(world.cert, world.key)
+    world.reset()
+    req = urllib.request.Request(f"{world.srv.url}/api/v1/namespaces/{NS}/pods/{POD}", headers={
+        "Impersonate-User": "jane", "Impersonate-Group": "g1", "Impersonate-Uid": "u-1",
+        "Impersonate-Extra-Scopes": "view"})
+    with urllib.request.urlopen(req, context=ctx, timeout=10) as resp:
+        assert resp.status == 200
+    r = world.srv.requests[-1]
+    assert (r.user, r.groups, r.credentials, r.impersonate_user, r.impersonate_groups, r.impersonate_uid,
+            r.impersonate_extra) == ("carol", ("ml-team", "system:authenticated"), ("cert",), "jane", ("g1",),
+                                     "u-1", (("scopes", "view"),))
