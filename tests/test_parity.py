@@ -330,6 +330,7 @@ VARIANTS = [
       insecure_skip_tls_verify=True),
     C("tls-server-name-flag", server=lambda w: w.other_url, certificate_authority=lambda w: w.other_ca,
       args=lambda w: ["--tls-server-name", OTHER_NAME]),
+    C("tls-server-name-flag-wrong-name", args=lambda w: ["--tls-server-name", OTHER_NAME]),
     C("tls-flag-insecure-over-kubeconfig-ca", args=lambda w: ["--insecure-skip-tls-verify"]),
     C("tls-flag-wrong-certificate-authority", args=lambda w: ["--certificate-authority", w.other_ca]),
     # -- client certificates ---------------------------------------------------------------------------------------
@@ -500,7 +501,7 @@ VARIANTS = [
     V("server-500-on-the-pod", setup=lambda w: w.srv.fail("pods", 500, name=POD)),
     V("server-403-on-the-pod", setup=lambda w: w.srv.forbid("pods", name=POD)),
     V("server-slow-body-beyond-request-timeout", args=lambda w: ["--request-timeout", "2s"],
-      setup=lambda w: w.srv.drip("pods", 0.5, name=POD), timeout=8),
+      setup=lambda w: w.srv.drip("pods", 0.5, name=POD), timeout=7),
     V("server-gzip-body", setup=lambda w: w.srv.encode("pods", "gzip")),
     V("server-corrupt-gzip-body", setup=lambda w: w.srv.encode("pods", "corrupt-gzip", name=POD)),
     V("server-gzip-body-unasked", setup=lambda w: w.srv.encode("pods", "gzip-always", name=POD)),
