@@ -29,6 +29,9 @@ KNOWN_DISAGREEMENTS = {
     # security invariants (issue 17 point 1)
     "server-plain-http": "the bearer token goes over plain http (kubectl sends no credentials there)",
     "flag-server-plain-http": "--server http://…: the bearer token goes over plain http",
+    "server-plain-http-via-proxy-url": "http:// through proxy-url: the token goes in clear inside a CONNECT tunnel",
+    "basic-auth-over-plain-http": "username/password go over plain http (kubectl sends none)",
+    "alias-plain-http-via-env-http-proxy": "HTTP_PROXY ignored for an http:// server, and the token goes in clear",
     "server-userinfo-password": "kubectl sends the URL's user-info as basic auth and fails; the plugin works",
     "server-userinfo-password-unreachable": "the password in the server URL is printed (kubectl masks it: ***)",
     "tls-insecure-string-false": 'insecure-skip-tls-verify: "false" accepted (kubectl refuses a string)',
@@ -299,6 +302,10 @@ VARIANTS = [
     # TLS port it retries EOFs for 10-30 s, so the variant aims at the plain listener, which records credentials.
     C("server-host-port-without-scheme", server=lambda w: w.plain_url.partition("://")[2]),
     C("server-plain-http", server=lambda w: w.plain_url),
+    C("server-plain-http-via-proxy-url", server=lambda w: w.plain_url, proxy_url=lambda w: w.proxy("connect")),
+    V("basic-auth-over-plain-http", lambda w: w.config(w.cluster(server=w.plain_url),
+                                                       w.user(token=DROP, username="bob", password="b0b-pw")),
+      secrets=("b0b-pw",)),
     C("server-upper-case-scheme", server=lambda w: w.url(scheme="HTTPS")),
     C("server-trailing-slash", server=lambda w: w.url() + "/"),
     C("server-path-prefix", server=lambda w: w.url() + "/k8s/clusters/c-1"),
@@ -452,6 +459,8 @@ VARIANTS = [
       env=lambda w: {"HTTPS_PROXY": w.dead.url(), "NO_PROXY": "*"}, marks=(needs_alias,)),
     C("alias-env-no-proxy-with-port", server=lambda w: w.url(ALIAS),
       env=lambda w: {"HTTPS_PROXY": w.dead.url(), "no_proxy": f"{ALIAS}:{w.port}"}, marks=(needs_alias,)),
+    V("alias-plain-http-via-env-http-proxy", lambda w: w.config(w.cluster(server=w.plain_url.replace("127.0.0.1", ALIAS))),
+      env=lambda w: {"HTTP_PROXY": w.proxy("connect")}, marks=(needs_alias,)),
     C("alias-env-no-proxy-cidr-does-not-match-a-name", server=lambda w: w.url(ALIAS),
       env=lambda w: {"HTTPS_PROXY": w.proxy("connect"), "NO_PROXY": "127.0.0.0/8"}, marks=(needs_alias,)),
     # -- merges: KUBECONFIG lists, contexts ------------------------------------------------------------------------
