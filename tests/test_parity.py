@@ -137,6 +137,9 @@ needs_alias = pytest.mark.skipif(ALIAS is None, reason="no host name resolves to
 
 
 def kubectl_path() -> str | None:
+    """GPUDOCTOR_KUBECTL if set (another kubectl version to compare with), else kubectl on PATH."""
+    if os.environ.get("GPUDOCTOR_KUBECTL"):
+        return os.environ["GPUDOCTOR_KUBECTL"]
     found = shutil.which("kubectl")
     if not found:
         return None
