@@ -2,7 +2,7 @@
 real REST paths for live tests and demos, and never accepts a write."""
 from __future__ import annotations
 
-import argparse, base64, copy, datetime, ipaddress, json, re  # noqa: E401
+import argparse, base64, copy, datetime, gzip, ipaddress, json, re  # noqa: E401
 import shutil, signal, socketserver, ssl, sys, tempfile, threading, time  # noqa: E401
 from collections import namedtuple
 from dataclasses import dataclass
@@ -64,17 +64,22 @@ MESSAGES = {401: "Unauthorized", 404: "the server could not find the requested r
 # query: dict[str, str]; impersonate_groups: every Impersonate-Group header line (one group each, as client-go sends);
 # depth: 1 + the deepest request answered before this one arrived, i.e. which sequential round trip of the client
 # this request belongs to (exact when answers take longer than issuing a round).
+# Who asked: user and groups as authentication decided them (None when unauthenticated); credentials: the kinds
+# that arrived ("bearer", "basic", "cert"), valid or not; listener: "https" or the name of an extra listener
+# (add_listener), e.g. a plain-http one where any credential is a leak; impersonate_uid/extra: the Impersonate-Uid
+# header and the Impersonate-Extra-<key> headers as ((key, value), ...); accept_encoding: what the client accepts.
 RequestRecord = namedtuple("RequestRecord",
-                           "method path query accept user_agent status impersonate_user impersonate_groups depth",
-                           defaults=(None, (), 0))
+                           "method path query accept user_agent status impersonate_user impersonate_groups depth "
+                           "user groups credentials listener impersonate_uid impersonate_extra accept_encoding",
+                           defaults=(None, (), 0, None, (), (), "https", None, (), ""))
 
 
 class ApiError(Exception):
     """An error answered as a metav1.Status body, the way every apiserver error looks on the wire."""
 
-    def __init__(self, code: int, message: str | None = None, details: dict | None = None):
+    def __init__(self, code: int, message: str | None = None, details: dict | None = None, headers=None):
         super().__init__(message)
-        self.code = code
+        self.code, self.headers = code, dict(headers or {})
         self.status = {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
                        "message": message or MESSAGES.get(code, f"injected error {code}"),
                        "reason": REASONS.get(code, "Unknown")}
@@ -136,7 +141,7 @@ def parse_resource_path(path: str) -> Req | None:
 
 @dataclass
 class Fault:
-    action: str  # "forbid" | "fail" | "delay" | "hold"
+    action: str  # "forbid" | "fail" | "delay" | "hold" | "drip" (the body a byte at a time) | "encode" (gzip, corrupt-gzip)
     resource: str
     namespace: str | None = None
     name: str | None = None
@@ -149,6 +154,9 @@ class Fault:
     gate: threading.Event | None = None   # "hold": answered once set (or after `seconds`, so no test hangs)
     connections: int = 0                  # "hold": also set once this many connections have been accepted
     arrived: threading.Semaphore | None = None   # "hold": released once per request that reached the hold
+    retry_after: float | None = None  # a Retry-After header on the failure (seconds), as 429/503 carry
+    times: int | None = None  # the fault applies to this many matching requests, then no more
+    encoding: str | None = None  # "gzip" | "corrupt-gzip" (when the client accepts gzip) | "gzip-always"
 
     def matches(self, r: Req) -> bool:
         return (self.resource == r.resource and self.namespace in (None, r.namespace) and self.name in (None, r.name)
@@ -273,7 +281,16 @@ def load_cases(*cases) -> tuple[list[dict], dict]:
     return objects, logs
 
 
-def _make_cert(directory: Path) -> tuple[Path, Path]:
+def _san(name: str):
+    from cryptography import x509
+    try:
+        return x509.IPAddress(ipaddress.ip_address(name))
+    except ValueError:
+        return x509.DNSName(name)
+
+
+def _make_cert(directory: Path, names=("127.0.0.1", "localhost"), stem: str = "") -> tuple[Path, Path]:
+    """A self-signed server certificate (its own CA) for `names` (IP addresses or DNS names)."""
     from cryptography import x509
     from cryptography.hazmat.primitives import hashes, serialization
     from cryptography.hazmat.primitives.asymmetric import ec
@@ -288,19 +305,88 @@ def _make_cert(directory: Path) -> tuple[Path, Path]:
     cert = (x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(key.public_key())
             .serial_number(x509.random_serial_number())
             .not_valid_before(now - datetime.timedelta(minutes=5)).not_valid_after(now + datetime.timedelta(days=2))
-            .add_extension(x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1")),
-                                                        x509.DNSName("localhost")]), critical=False)
+            .add_extension(x509.SubjectAlternativeName([_san(n) for n in names]), critical=False)
             .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)  # it is its own CA
             .add_extension(usage, critical=True)
             .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.SERVER_AUTH]), critical=False)
             .add_extension(x509.SubjectKeyIdentifier.from_public_key(key.public_key()), critical=False)
             .add_extension(x509.AuthorityKeyIdentifier.from_issuer_public_key(key.public_key()), critical=False)
             .sign(key, hashes.SHA256()))
-    cert_file, key_file = directory / "ca.crt", directory / "server.key"
+    directory.mkdir(parents=True, exist_ok=True)
+    cert_file, key_file = directory / f"{stem}ca.crt", directory / f"{stem}server.key"
     cert_file.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
     key_file.write_bytes(key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
                                            serialization.NoEncryption()))
     return cert_file, key_file
+
+
+def _make_client_ca(directory: Path):
+    """A CA for client certificates: (cert file, key object, cert object)."""
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "gpudoctor-fake-client-ca")])
+    now = datetime.datetime.now(datetime.timezone.utc)
+    cert = (x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(key.public_key())
+            .serial_number(x509.random_serial_number())
+            .not_valid_before(now - datetime.timedelta(minutes=5)).not_valid_after(now + datetime.timedelta(days=2))
+            .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+            .add_extension(x509.KeyUsage(digital_signature=True, key_cert_sign=True, content_commitment=False,
+                                         key_encipherment=False, data_encipherment=False, key_agreement=False,
+                                         crl_sign=True, encipher_only=False, decipher_only=False), critical=True)
+            .add_extension(x509.SubjectKeyIdentifier.from_public_key(key.public_key()), critical=False)
+            .sign(key, hashes.SHA256()))
+    path = directory / "client-ca.crt"
+    path.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+    return path, key, cert
+
+
+def _issue_client_cert(directory: Path, ca, cn: str, groups=(), passphrase: str | None = None, stem: str = ""):
+    """A client certificate as kubeadm issues them: CN is the user, each O a group; the key optionally encrypted
+    (a traditional OpenSSL PEM with Proc-Type: 4,ENCRYPTED)."""
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
+
+    _, ca_key, ca_cert = ca
+    key = ec.generate_private_key(ec.SECP256R1())
+    subject = x509.Name([*(x509.NameAttribute(NameOID.ORGANIZATION_NAME, g) for g in groups),
+                         x509.NameAttribute(NameOID.COMMON_NAME, cn)])
+    now = datetime.datetime.now(datetime.timezone.utc)
+    cert = (x509.CertificateBuilder().subject_name(subject).issuer_name(ca_cert.subject).public_key(key.public_key())
+            .serial_number(x509.random_serial_number())
+            .not_valid_before(now - datetime.timedelta(minutes=5)).not_valid_after(now + datetime.timedelta(days=2))
+            .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
+            .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.CLIENT_AUTH]), critical=False)
+            .sign(ca_key, hashes.SHA256()))
+    stem = stem or cn.replace(":", "_")
+    cert_file, key_file = directory / f"{stem}.crt", directory / f"{stem}.key"
+    cert_file.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+    if passphrase is None:
+        key_bytes = key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.TraditionalOpenSSL,
+                                      serialization.NoEncryption())
+    else:
+        key_bytes = key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.TraditionalOpenSSL,
+                                      serialization.BestAvailableEncryption(passphrase.encode()))
+    key_file.write_bytes(key_bytes)
+    return str(cert_file), str(key_file)
+
+
+def _peer_identity(conn) -> tuple[str, tuple] | None:
+    """The verified client certificate's CN and O values, as the apiserver's x509 authenticator reads them."""
+    try:
+        cert = conn.getpeercert() if isinstance(conn, ssl.SSLSocket) else None
+    except (ValueError, ssl.SSLError):
+        return None
+    if not cert:
+        return None
+    attrs = [a for rdn in cert.get("subject", ()) for a in rdn]
+    cn = next((v for k, v in attrs if k == "commonName"), None)
+    return (cn, tuple(v for k, v in attrs if k == "organizationName")) if cn else None
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -335,8 +421,19 @@ class _TLSServer(ThreadingHTTPServer):
 
 class FakeApiServer:
     def __init__(self, objects=(), logs=None, token: str = "t0ken", *, port: int = 0, username: str = DEFAULT_USER,
-                 latency: float = 0.0):
+                 latency: float = 0.0, tokens: dict | None = None, basic: dict | None = None,
+                 client_ca: bool = False, cert_names=()):
+        """tokens: more bearer tokens, token -> user or (user, groups); basic: (user, password) -> user or
+        (user, groups), accepted as Basic credentials; client_ca: ask for client certificates (CN the user, O the
+        groups) signed by a CA of the server's own (issue_client_cert); cert_names: more names the server's
+        certificate holds besides 127.0.0.1 and localhost."""
         self.token, self.username, self.port = token, username, port
+        self.tokens = {token: username, **(tokens or {})}
+        self.basic = dict(basic or {})
+        self._client_ca, self._cert_names = client_ca, tuple(cert_names)
+        self._listeners: list = []
+        self.listener_ca: dict[str, str] = {}  # extra TLS listener -> the CA file that verifies its certificate
+        self._local = threading.local()
         self.latency = latency  # seconds added to every answer, like a round trip to a remote control plane
         self.logs: dict = dict(logs or {})  # (namespace, pod, container, previous) -> text
         self.requests: list[RequestRecord] = []
@@ -358,24 +455,60 @@ class FakeApiServer:
 
     def start(self) -> FakeApiServer:
         self._tmp = Path(tempfile.mkdtemp(prefix="fake-apiserver-"))
-        cert, key = _make_cert(self._tmp)
-        self.ca_file = str(cert)
-        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-        ctx.load_cert_chain(cert, key)
-        self._httpd = _TLSServer(("127.0.0.1", self.port), _Handler)
-        # The handshake then runs in each connection's own thread, so a stuck client blocks nobody.
-        self._httpd.socket = ctx.wrap_socket(self._httpd.socket, server_side=True, do_handshake_on_connect=False)
-        self._httpd.fake = self
+        cert, key = _make_cert(self._tmp, ("127.0.0.1", "localhost", *self._cert_names))
+        self.ca_file, self.key_file = str(cert), str(key)
+        if self._client_ca:
+            self._client_ca_parts = _make_client_ca(self._tmp)
+            self.client_ca_file = str(self._client_ca_parts[0])
+        self._httpd = self._serve_on(self.port, "https", self._tls_context(cert, key))
         self.port = self._httpd.server_address[1]
         self.url = f"https://127.0.0.1:{self.port}"
-        threading.Thread(target=self._httpd.serve_forever, args=(0.05,), name="fake-apiserver", daemon=True).start()
         return self
 
+    def _tls_context(self, cert, key) -> ssl.SSLContext:
+        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        ctx.load_cert_chain(cert, key)
+        if self._client_ca:  # a client certificate is optional, as for a real apiserver with --client-ca-file
+            ctx.load_verify_locations(self.client_ca_file)
+            ctx.verify_mode = ssl.CERT_OPTIONAL
+        return ctx
+
+    def _serve_on(self, port: int, name: str, ctx: ssl.SSLContext | None):
+        httpd = _TLSServer(("127.0.0.1", port), _Handler)
+        if ctx is not None:
+            # The handshake then runs in each connection's own thread, so a stuck client blocks nobody.
+            httpd.socket = ctx.wrap_socket(httpd.socket, server_side=True, do_handshake_on_connect=False)
+        httpd.fake, httpd.listener = self, name
+        threading.Thread(target=httpd.serve_forever, args=(0.05,), name=f"fake-apiserver-{name}", daemon=True).start()
+        self._listeners.append(httpd)
+        return httpd
+
+    def add_listener(self, name: str, *, tls: bool = True, cert_names=None) -> str:
+        """Another port serving the same cluster; its requests are recorded with listener=name. tls=False: plain
+        http (a client must never send a credential there); cert_names: its own self-signed certificate for those
+        names only (its CA file in listener_ca[name]), e.g. ("api.other.example",) so that verifying the host
+        127.0.0.1 must fail. Returns its URL."""
+        ctx = None
+        if tls:
+            if cert_names:
+                cert, key = _make_cert(self._tmp, tuple(cert_names), stem=f"{name}-")
+                self.listener_ca[name] = str(cert)
+            else:
+                cert, key = self.ca_file, self.key_file
+            ctx = self._tls_context(cert, key)
+        httpd = self._serve_on(0, name, ctx)
+        return f"{'https' if tls else 'http'}://127.0.0.1:{httpd.server_address[1]}"
+
+    def issue_client_cert(self, cn: str, groups=(), passphrase: str | None = None, stem: str = "") -> tuple[str, str]:
+        """(cert file, key file) of a client certificate this server accepts (needs client_ca=True)."""
+        return _issue_client_cert(self._tmp, self._client_ca_parts, cn, groups, passphrase, stem)
+
     def stop(self) -> None:
-        if self._httpd:
-            self._httpd.shutdown()
-            self._httpd.server_close()
-            self._httpd = None
+        for httpd in self._listeners:
+            httpd.shutdown()
+            httpd.server_close()
+        self._listeners.clear()
+        self._httpd = None
         if self._tmp:
             shutil.rmtree(self._tmp, ignore_errors=True)
 
@@ -399,7 +532,17 @@ class FakeApiServer:
         self._add_fault(Fault("forbid", resource, **narrow))
 
     def fail(self, resource: str, status: int = 500, message: str | None = None, **narrow) -> None:
+        """narrow may also hold retry_after (seconds, a Retry-After header) and times (then the fault is spent)."""
         self._add_fault(Fault("fail", resource, status=status, message=message, **narrow))
+
+    def drip(self, resource: str, seconds: float, **narrow) -> None:
+        """The answer's body one byte every `seconds` (headers at once), as a stalled proxy or overloaded server."""
+        self._add_fault(Fault("drip", resource, seconds=seconds, **narrow))
+
+    def encode(self, resource: str, encoding: str = "gzip", **narrow) -> None:
+        """Answer with Content-Encoding: gzip when the client accepts it; "corrupt-gzip" says gzip and is not;
+        "gzip-always" compresses even when the client did not ask (a misbehaving server or proxy)."""
+        self._add_fault(Fault("encode", resource, encoding=encoding, **narrow))
 
     def delay(self, resource: str, seconds: float, **narrow) -> None:
         self._add_fault(Fault("delay", resource, seconds=seconds, **narrow))
@@ -487,26 +630,79 @@ class FakeApiServer:
             time.sleep(self.latency)
         if int(h.headers.get("Content-Length") or 0):  # drain a write's body so keep-alive stays in sync
             h.rfile.read(int(h.headers["Content-Length"]))
+        self._local.faults, extra = [], {}
+        identity, credentials = self._authenticate(h)
         try:
-            code, ctype, body = self._route(h.command, url.path, query, h.headers)
+            code, ctype, body = self._route(h.command, url.path, query, h.headers, identity)
         except ApiError as e:
-            code, ctype, body = e.code, JSON, _dumps(e.status)
+            code, ctype, body, extra = e.code, JSON, _dumps(e.status), e.headers
         except Exception as e:  # a bug here must show up in the test, not hang the client
             code, ctype, body = 500, JSON, _dumps(ApiError(500, f"Internal error occurred: {e!r}").status)
+        extras = tuple(sorted((k[len("Impersonate-Extra-"):].lower(), v) for k, v in h.headers.items()
+                              if k.lower().startswith("impersonate-extra-")))
         with self._lock:  # recorded before answering, so a test sees it as soon as its client returns
             self.requests.append(RequestRecord(h.command, url.path, query, h.headers.get("Accept", ""),
                                                h.headers.get("User-Agent", ""), code,
                                                h.headers.get("Impersonate-User"),
-                                               tuple(h.headers.get_all("Impersonate-Group") or ()), depth))
+                                               tuple(h.headers.get_all("Impersonate-Group") or ()), depth,
+                                               identity[0] if identity else None,
+                                               identity[1] if identity else (), credentials,
+                                               getattr(h.server, "listener", "https"),
+                                               h.headers.get("Impersonate-Uid"), extras,
+                                               h.headers.get("Accept-Encoding", "")))
+        faults = self._local.faults
+        encoding = next((f.encoding for f in faults if f.action == "encode"), None)
+        if encoding == "gzip-always" or (encoding and "gzip" in h.headers.get("Accept-Encoding", "")):
+            body = b"\x1f\x8b\x08\x00" + body[:64] if encoding == "corrupt-gzip" else gzip.compress(body)
+            extra = {**extra, "Content-Encoding": "gzip"}
         h.send_response(code)
         h.send_header("Content-Type", ctype)
         h.send_header("Content-Length", str(len(body)))
+        for k, v in extra.items():
+            h.send_header(k, v)
         h.end_headers()
-        h.wfile.write(body)
+        drip = next((f.seconds for f in faults if f.action == "drip"), 0)
+        if not drip:
+            h.wfile.write(body)
+            return
+        deadline = time.monotonic() + 120  # a client that never gives up still frees this thread
+        for i in range(len(body)):
+            h.wfile.write(body[i:i + 1])
+            h.wfile.flush()
+            if time.monotonic() > deadline:
+                break
+            time.sleep(drip)
 
-    def _route(self, method: str, path: str, query: dict, headers) -> tuple[int, str, bytes]:
+    def _authenticate(self, h) -> tuple[tuple | None, tuple]:
+        """((user, groups) or None, the credential kinds that arrived). The x509 authenticator runs before bearer
+        tokens, as in kube-apiserver; a presented but unknown token or password authenticates nobody."""
+        auth = h.headers.get("Authorization") or ""
+        scheme, _, value = auth.partition(" ")
+        peer = _peer_identity(h.connection) if self._client_ca else None
+        kinds = tuple(k for k, present in (("cert", peer), ("bearer", scheme.lower() == "bearer"),
+                                           ("basic", scheme.lower() == "basic")) if present)
+        if not kinds and auth:
+            kinds = ("other",)
+
+        def who(entry):
+            user, groups = (entry, ()) if isinstance(entry, str) else entry
+            return user, (*groups, "system:authenticated")
+        if peer:
+            return (peer[0], (*peer[1], "system:authenticated")), kinds
+        if scheme.lower() == "bearer" and value in self.tokens:
+            return who(self.tokens[value]), kinds
+        if scheme.lower() == "basic" and self.basic:
+            try:
+                user, _, password = base64.b64decode(value).decode().partition(":")
+            except ValueError:
+                return None, kinds
+            if (user, password) in self.basic:
+                return who(self.basic[(user, password)]), kinds
+        return None, kinds
+
+    def _route(self, method: str, path: str, query: dict, headers, identity=None) -> tuple[int, str, bytes]:
         # Authentication runs before anything else; a bad or missing token never learns what exists.
-        if headers.get("Authorization") != f"Bearer {self.token}":
+        if identity is None:
             raise ApiError(401)
         if method != "GET":
             raise ApiError(405, details={})
@@ -558,7 +754,11 @@ class FakeApiServer:
 
     def _apply_faults(self, req: Req) -> None:
         with self._lock:
-            faults = [f for f in self._faults if f.matches(req)]
+            faults = [f for f in self._faults if f.matches(req) and f.times != 0]
+            for f in faults:
+                if f.times is not None:
+                    f.times -= 1
+        self._local.faults = [f for f in faults if f.action in ("drip", "encode")]
         for f in faults:
             if f.action == "delay":
                 time.sleep(f.seconds)
@@ -576,7 +776,8 @@ class FakeApiServer:
             if f.action == "fail" and f.status == 404 and req.name and not f.message:
                 raise ApiError(404, f'{req.qualified} "{req.name}" not found', req.details())
             if f.action == "fail":
-                raise ApiError(f.status, f.message, details={} if f.status >= 404 else None)
+                headers = {"Retry-After": f"{f.retry_after:g}"} if f.retry_after is not None else None
+                raise ApiError(f.status, f.message, details={} if f.status >= 404 else None, headers=headers)
 
     def _serve(self, req: Req, query: dict, accept: str) -> dict | bytes:
         self._apply_faults(req)  # authorization runs before routing: a 403 even for resources that don't exist
