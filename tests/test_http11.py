@@ -13,10 +13,22 @@ STATUS = b'{"kind":"Status","apiVersion":"v1","status":"Failure","reason":"NotFo
 
 class Scripted:
     """A server on loopback: for each accepted connection, the next script — a list of raw answers, each sent
-    after one request has arrived; None closes the connection there."""
+    after one request has arrived (a callable answer is called with the connection, to send as it likes); None
+    closes the connection there. `tls=True` serves HTTPS with the fake API server's kind of certificate."""
 
-    def __init__(self, *scripts):
+    def __init__(self, *scripts, tls: bool = False):
         self.scripts, self.requests, self.connections = list(scripts), [], 0
+        self.ctx = self.ca_file = None
+        if tls:
+            import ssl
+            import tempfile
+            from pathlib import Path
+
+            from tests.apiserver import _make_cert
+            cert, key = _make_cert(Path(tempfile.mkdtemp(prefix="scripted-")))
+            self.ca_file = str(cert)
+            self.ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+            self.ctx.load_cert_chain(cert, key)
         self.sock = socket.socket()
         self.sock.bind(("127.0.0.1", 0))
         self.sock.listen(8)
@@ -28,6 +40,11 @@ class Scripted:
             conn, _ = self.sock.accept()
             self.connections += 1
             script = self.scripts.pop(0)
+            if self.ctx is not None:
+                try:
+                    conn = self.ctx.wrap_socket(conn, server_side=True)
+                except OSError:
+                    continue
             with conn:
                 buf = b""
                 for answer in script:
@@ -40,10 +57,16 @@ class Scripted:
                     self.requests.append(head.decode())
                     if answer is None:
                         break
-                    conn.sendall(answer)
+                    try:
+                        answer(conn) if callable(answer) else conn.sendall(answer)
+                    except OSError:   # the client gave up (a timeout test)
+                        return
 
-    def transport(self, **creds):
-        return Transport(Credentials(server=f"http://127.0.0.1:{self.port}", **creds), timeout=5)
+    def transport(self, timeout=5, **creds):
+        scheme = "https" if self.ctx else "http"
+        if self.ctx:
+            creds.setdefault("ca_file", self.ca_file)
+        return Transport(Credentials(server=f"{scheme}://127.0.0.1:{self.port}", **creds), timeout=timeout, env={})
 
 
 def ok(body: bytes, extra: bytes = b"") -> bytes:
