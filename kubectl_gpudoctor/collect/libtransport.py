@@ -9,7 +9,7 @@ from typing import Callable, List, Optional, Tuple
 from urllib.parse import unquote, urlsplit
 
 import urllib3
-from urllib3.exceptions import HTTPError, ProxyError, TimeoutError as Urllib3Timeout
+from urllib3.exceptions import HTTPError, NewConnectionError, ProxyError, TimeoutError as Urllib3Timeout
 
 from . import http11
 
@@ -69,10 +69,12 @@ class Wire:
             resp = self.pool.urlopen("GET", self.base + target, headers=fields, retries=False, redirect=False,
                                      preload_content=False, decode_content=False, assert_same_host=False,
                                      timeout=urllib3.Timeout(connect=left, read=left))
-        except Urllib3Timeout:
-            raise socket.timeout("no answer") from None
         except ProxyError as exc:
             raise OSError(f"proxy {self.proxy}: {_innermost(exc)}") from None
+        except NewConnectionError as exc:   # a ConnectTimeoutError in urllib3 2's hierarchy, but a refusal
+            raise OSError(f"proxy {self.proxy}: {_innermost(exc)}") from None
+        except Urllib3Timeout:
+            raise socket.timeout("no answer") from None
         except HTTPError as exc:
             raise OSError(_innermost(exc)) from None
         sent()
