@@ -137,3 +137,13 @@ def test_a_retried_request_waits_what_retry_after_says():
     start = time.monotonic()
     assert srv.transport(timeout=5).get("/x") == (200, b'{"ok":1}')
     assert time.monotonic() - start >= 1
+
+
+def test_a_log_answer_has_its_own_smaller_bound(monkeypatch):
+    """Logs are asked for with limitBytes; a server that ignores it still cannot send more than LOG_BODY."""
+    from kubectl_gpudoctor.collect import api
+    monkeypatch.setattr(api, "LOG_BODY", 1024)
+    srv = Scripted([b"HTTP/1.1 200 OK\r\nContent-Length: 4096\r\n\r\n" + b"l" * 4096, ok(b"x" * 4096)])
+    client = Api(srv.transport(), 5)
+    resp = client.get("/api/v1/namespaces/ml/pods/p/log", {"limitBytes": "262144"}, text=True)
+    assert resp.reason == "unreachable" and "larger than" in resp.message

@@ -15,6 +15,7 @@ from .transport import Timeout, Unreachable
 METADATA_ONLY = "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json"
 POOL_SIZE = 16   # every round of a diagnosis fits in one wave: one round trip each
 PAGE = 500       # kubectl's --chunk-size: a list of more objects comes in pages (limit + continue)
+LOG_BODY = 16 << 20   # bytes of a log answer, should a server ignore the request's limitBytes
 
 
 class ClusterError(Exception):
@@ -66,7 +67,8 @@ class Api:
             shown = urllib.parse.unquote(bad)[:80]
             return Response(0, reason="invalid", message=f"not requested: {shown!r} is not a valid Kubernetes name")
         try:
-            status, raw = self.client.get(path, query, accept, meanwhile)
+            bound = {"limit": LOG_BODY} if text else {}   # other answers: the transport's own bound
+            status, raw = self.client.get(path, query, accept, meanwhile, **bound)
         except Timeout:
             return Response(0, reason="timeout", message=f"no answer from {self.server} within {self.timeout:g}s")
         except Unreachable as exc:

@@ -113,8 +113,12 @@ def read_response(rfile, limit: int = MAX_BODY) -> Tuple[int, dict, bytes, bool]
 
 def _bounded(size: int, limit: int) -> int:
     if size > limit:
-        raise TooLarge(f"an answer larger than {limit >> 20} MiB")
+        raise TooLarge(f"an answer larger than {size_text(limit)}")
     return size
+
+
+def size_text(n: int) -> str:
+    return f"{n >> 20} MiB" if n >= 1 << 20 else f"{n >> 10} KiB" if n >= 1024 else f"{n} bytes"
 
 
 def _line(rfile) -> bytes:

@@ -105,7 +105,7 @@ class Wire:
                 return b"".join(chunks)
             total += len(data)
             if total > limit:
-                raise http11.TooLarge(f"an answer larger than {limit >> 20} MiB")
+                raise http11.TooLarge(f"an answer larger than {http11.size_text(limit)}")
             chunks.append(data)
 
     def close(self) -> None:

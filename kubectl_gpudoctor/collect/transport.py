@@ -292,7 +292,7 @@ def _decoded(fields: dict, body: bytes, limit: int) -> bytes:
     except zlib.error as exc:
         raise http11.BadResponse(f"a gzip answer that does not decompress ({exc})") from None
     if len(out) > limit or unzip.unconsumed_tail:
-        raise http11.TooLarge(f"a gzip answer larger than {limit >> 20} MiB once decompressed")
+        raise http11.TooLarge(f"a gzip answer larger than {http11.size_text(limit)} once decompressed")
     if not unzip.eof:
         raise http11.BadResponse("a gzip answer cut short")
     return out
