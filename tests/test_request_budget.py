@@ -172,7 +172,7 @@ def test_the_pods_request_leaves_before_the_rest_of_the_work_starts(tmp_path, mo
     def sending(self, data, sent=None):
         events.append(data.split(b"\r\n", 1)[0].decode())
         return exchange(self, data, lambda: (events.append("sent"), sent and sent()))
-    monkeypatch.setattr(Transport, "_connect", lambda self: (events.append("connect"), connect(self))[1])
+    monkeypatch.setattr(Transport, "_connect", lambda self, *a: (events.append("connect"), connect(self, *a))[1])
     monkeypatch.setattr(http11.Connection, "exchange", sending)
     monkeypatch.setattr(Transport, "open_spares", lambda self, n: (events.append(f"spares {n}"), spares(self, n)))
     case = os.path.join(ROOT, "tests", "cases", "oom-killed", "fail-startup-peak")

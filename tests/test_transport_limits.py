@@ -147,3 +147,24 @@ def test_a_log_answer_has_its_own_smaller_bound(monkeypatch):
     client = Api(srv.transport(), 5)
     resp = client.get("/api/v1/namespaces/ml/pods/p/log", {"limitBytes": "262144"}, text=True)
     assert resp.reason == "unreachable" and "larger than" in resp.message
+
+
+@pytest.mark.parametrize("via_proxy", [False, True])
+def test_a_server_that_never_finishes_the_tls_handshake_times_out(via_proxy):
+    """The listen backlog accepts the TCP connection; nothing ever answers the ClientHello."""
+    import socket
+
+    from kubectl_gpudoctor.collect.transport import Credentials, Transport
+    from tests.test_transport_proxy import ConnectProxy
+    silent = socket.socket()
+    silent.bind(("127.0.0.1", 0))
+    silent.listen(8)
+    port = silent.getsockname()[1]
+    creds = Credentials(server=f"https://127.0.0.1:{port}", authorization="Bearer tok")
+    if via_proxy:
+        creds.proxy_url = f"http://127.0.0.1:{ConnectProxy(port).port}"
+    start = time.monotonic()
+    with pytest.raises(Timeout):
+        Transport(creds, timeout=1, env={}).get("/api/v1/pods")
+    assert time.monotonic() - start < 5
+    silent.close()

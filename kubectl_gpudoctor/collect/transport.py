@@ -168,10 +168,14 @@ class Transport:
         except libtransport.ProxyRefused as exc:
             raise Refused(str(exc)) from None
 
-    def _connect(self) -> http11.Connection:
-        sock = socket.create_connection((_ascii(self.host), self.port), timeout=self.timeout)
+    def _connect(self, deadline: Optional[float] = None) -> http11.Connection:
+        """A new connection, its TCP and TLS handshakes within the request's time (or the timeout, for a spare)."""
+        left = http11.time_left(deadline) if deadline is not None else self.timeout
+        sock = socket.create_connection((_ascii(self.host), self.port), timeout=left)
         try:
             if self.https:
+                if deadline is not None:
+                    sock.settimeout(http11.time_left(deadline))
                 sock = self.ctx.wrap_socket(sock, server_hostname=_ascii(self.creds.tls_server_name or self.host))
         except BaseException:
             sock.close()
@@ -238,7 +242,7 @@ class Transport:
             except queue.Empty:
                 conn, reused = None, False
             try:
-                conn = conn or self._connect()
+                conn = conn or self._connect(deadline)
                 conn.deadline, conn.limit = deadline, limit
                 status, fields, body, will_close = conn.exchange(request, sent)
             except (OSError, http11.BadResponse) as exc:
