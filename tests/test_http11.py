@@ -18,7 +18,7 @@ class Scripted:
 
     def __init__(self, *scripts, tls: bool = False):
         self.scripts, self.requests, self.connections = list(scripts), [], 0
-        self.ctx = self.ca_file = None
+        self.ctx = self.ca_file = self.cert = self.key = None
         if tls:
             import ssl
             import tempfile
@@ -26,7 +26,7 @@ class Scripted:
 
             from tests.apiserver import _make_cert
             cert, key = _make_cert(Path(tempfile.mkdtemp(prefix="scripted-")))
-            self.ca_file = str(cert)
+            self.ca_file, self.cert, self.key = str(cert), cert, key
             self.ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
             self.ctx.load_cert_chain(cert, key)
         self.sock = socket.socket()

@@ -36,8 +36,8 @@ def _pipe(a, b):
 
 
 class _Proxy:
-    def __init__(self, upstream_port: int):
-        self.upstream, self.seen = upstream_port, []
+    def __init__(self, upstream_port: int, tls=None):
+        self.upstream, self.seen, self.tls = upstream_port, [], tls
         self.sock = socket.socket()
         self.sock.bind(("127.0.0.1", 0))
         self.sock.listen(8)
@@ -47,6 +47,11 @@ class _Proxy:
     def _serve(self):
         while True:
             conn, _ = self.sock.accept()
+            if self.tls is not None:   # an https:// proxy
+                try:
+                    conn = self.tls.wrap_socket(conn, server_side=True)
+                except OSError:
+                    continue
             threading.Thread(target=self._one, args=(conn,), daemon=True).start()
 
 
@@ -299,3 +304,43 @@ def test_retry_after_through_a_proxy():
     px = ConnectProxy(srv.port)
     t = Transport(remote(srv, proxy_url=f"http://127.0.0.1:{px.port}"), timeout=5, env={})
     assert t.get("/x") == (200, b'{"ok":1}') and len(srv.requests) == 2
+
+
+def test_through_a_proxy_the_server_is_still_verified_before_a_credential_goes_out():
+    srv = Scripted([ok(b"{}")], tls=True)
+    px = ConnectProxy(srv.port)
+    creds = Credentials(server=REMOTE, authorization="Bearer tok", tls_server_name="localhost",
+                        proxy_url=f"http://127.0.0.1:{px.port}")   # no CA: the server's certificate is untrusted
+    with pytest.raises(Unreachable, match="certificate verify failed|CERTIFICATE_VERIFY_FAILED"):
+        Transport(creds, timeout=5, env={}).get("/api/v1/pods")
+    assert srv.requests == []
+
+
+def test_through_a_proxy_the_certificate_must_name_the_server():
+    srv = Scripted([ok(b"{}")], tls=True)
+    px = ConnectProxy(srv.port)
+    creds = Credentials(server=REMOTE, authorization="Bearer tok", ca_file=srv.ca_file,   # names localhost only
+                        proxy_url=f"http://127.0.0.1:{px.port}")
+    with pytest.raises(Unreachable):
+        Transport(creds, timeout=5, env={}).get("/api/v1/pods")
+    assert srv.requests == []
+
+
+def test_insecure_skip_tls_verify_through_a_proxy():
+    srv = Scripted([ok(b'{"ok":1}')], tls=True)
+    px = ConnectProxy(srv.port)
+    creds = Credentials(server=REMOTE, authorization="Bearer tok", insecure=True,
+                        proxy_url=f"http://127.0.0.1:{px.port}")
+    assert Transport(creds, timeout=5, env={}).get("/x") == (200, b'{"ok":1}')
+
+
+def test_an_https_proxy_is_verified_with_the_kubeconfigs_authority():
+    """Go's transport dials an https:// proxy with the cluster's TLS settings (its CA here)."""
+    import ssl
+    srv = Scripted([ok(b'{"via":"tls-proxy"}')], tls=True)
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    ctx.load_cert_chain(srv.cert, srv.key)
+    px = ConnectProxy(srv.port, tls=ctx)
+    t = Transport(remote(srv, proxy_url=f"https://localhost:{px.port}"), timeout=5, env={})
+    assert t.get("/api/v1/pods") == (200, b'{"via":"tls-proxy"}')
+    assert px.seen[0].startswith("CONNECT api.internal.example:6443")

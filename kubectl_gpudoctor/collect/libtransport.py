@@ -9,9 +9,14 @@ from typing import Callable, List, Optional, Tuple
 from urllib.parse import unquote, urlsplit
 
 import urllib3
-from urllib3.exceptions import HTTPError, NewConnectionError, ProxyError, TimeoutError as Urllib3Timeout
+from urllib3.exceptions import HTTPError, InsecureRequestWarning, NewConnectionError, ProxyError
+from urllib3.exceptions import TimeoutError as Urllib3Timeout
 
 from . import http11
+
+# insecure-skip-tls-verify is the kubeconfig's own choice; kubectl prints no warning for it, nor does the plugin
+# (stderr carries one line)
+urllib3.disable_warnings(InsecureRequestWarning)
 
 
 class ProxyRefused(ValueError):

@@ -103,6 +103,13 @@ def tls_context(creds: Credentials) -> ssl.SSLContext:
     return ctx
 
 
+def _proxy_context(creds: Credentials) -> ssl.SSLContext:
+    """TLS to an https:// proxy: Go's transport dials it with the cluster's TLS settings (its CA, or the system's;
+    insecure-skip-tls-verify); the client certificate is kept for the API server alone."""
+    return tls_context(Credentials(server=creds.server, ca_file=creds.ca_file, ca_data=creds.ca_data,
+                                   insecure=creds.insecure))
+
+
 def _no_passphrase():
     """OpenSSL asks for an encrypted key's passphrase on the terminal; kubectl cannot use such a key (Go's
     tls.X509KeyPair: "tls: failed to parse private key") and neither can the plugin: it says so at once."""
@@ -163,8 +170,9 @@ class Transport:
             return None
         from . import libtransport
         base = f"{scheme}://{http11.host_header(self.host, self.port, -1)}{self.prefix}"
+        proxy_ctx = _proxy_context(self.creds) if urlsplit(chosen).scheme.lower() == "https" else None
         try:
-            return libtransport.Wire(base, chosen, self.ctx, self.creds.tls_server_name, size)
+            return libtransport.Wire(base, chosen, self.ctx, self.creds.tls_server_name, size, proxy_ctx)
         except libtransport.ProxyRefused as exc:
             raise Refused(str(exc)) from None
 
