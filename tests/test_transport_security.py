@@ -139,3 +139,12 @@ def test_the_kubeconfig_path_turns_a_refused_server_into_a_one_line_exit_2_error
     with pytest.raises(KubeconfigError) as caught:
         connect(ConnOptions(kubeconfig=str(kc)))
     assert "https://" in str(caught.value) and "S3CRET" not in str(caught.value)
+
+
+@pytest.mark.parametrize("creds", [{"authorization": "Bearer abc\r\nImpersonate-User: admin"},
+                                   {"headers": {"Impersonate-User": ["bob\nImpersonate-Group: system:masters"]}}])
+def test_a_line_break_in_a_header_value_is_refused_before_any_connection(creds):
+    lst = Listener()
+    with pytest.raises(Refused, match="line break") as caught:
+        Transport(Credentials(server=f"https://127.0.0.1:{lst.port}", **creds), timeout=2, env={})
+    assert "abc" not in str(caught.value) and not lst.connected()

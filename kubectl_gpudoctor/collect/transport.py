@@ -153,6 +153,9 @@ class Transport:
         if creds.authorization and self.https:   # kubectl sends no credentials over plain HTTP
             headers.append(("Authorization", creds.authorization))
         headers += [(k, v) for k, values in creds.headers.items() for v in values]
+        bad = next((k for k, v in headers if "\r" in str(v) or "\n" in str(v)), None)
+        if bad:   # a token or --as value that would smuggle another header in (http11.request refuses it too)
+            raise Refused(f"the {bad} header's value holds a line break (a token or impersonation name)")
         self.headers = headers
         self.library = self._library(scheme, size, os.environ if env is None else env)
 
