@@ -344,3 +344,11 @@ def test_an_https_proxy_is_verified_with_the_kubeconfigs_authority():
     t = Transport(remote(srv, proxy_url=f"https://localhost:{px.port}"), timeout=5, env={})
     assert t.get("/api/v1/pods") == (200, b'{"via":"tls-proxy"}')
     assert px.seen[0].startswith("CONNECT api.internal.example:6443")
+
+
+def test_a_proxy_that_refuses_the_tunnel():
+    px = Scripted([b"HTTP/1.1 407 Proxy Authentication Required\r\nContent-Length: 0\r\n\r\n"])
+    creds = Credentials(server=REMOTE, authorization="Bearer tok", proxy_url=f"http://127.0.0.1:{px.port}")
+    with pytest.raises(Unreachable, match="407"):
+        Transport(creds, timeout=5, env={}).get("/version")
+    assert px.requests[0].startswith("CONNECT api.internal.example:6443") and "Bearer" not in px.requests[0]
