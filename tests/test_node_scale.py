@@ -125,8 +125,8 @@ def test_node_view_of_a_busy_gpu_node_is_a_fixed_handful_of_requests(cluster):
         ("GET", f"/api/v1/nodes/{FLAPPING}", ()),
         ("GET", "/api/v1/pods", (selector,)),
         ("GET", "/api/v1/events", (("fieldSelector", f"involvedObject.kind=Node,involvedObject.name={FLAPPING}"),)),
-        ("GET", "/apis/node.k8s.io/v1/runtimeclasses", ()),
-        ("GET", "/apis/nvidia.com/v1/clusterpolicies", ()),
+        ("GET", "/apis/node.k8s.io/v1/runtimeclasses", (("limit", "500"),)),   # lists come in pages, as kubectl's
+        ("GET", "/apis/nvidia.com/v1/clusterpolicies", (("limit", "500"),)),
         *[("GET", f"/apis/apps/v1/namespaces/{OPNS}/daemonsets/{ds}", ()) for ds in OPERATOR],
         ("GET", f"/api/v1/namespaces/{OPNS}/pods/{plugin_pod}/log",
          (("container", "nvidia-device-plugin-ctr"), ("limitBytes", "262144"), ("previous", "true"), ("tailLines", "50"))),

@@ -14,6 +14,8 @@ from .transport import Timeout, Unreachable
 
 METADATA_ONLY = "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json"
 POOL_SIZE = 16   # every round of a diagnosis fits in one wave: one round trip each
+PAGE = 500       # kubectl's --chunk-size: a list of more objects comes in pages (limit + continue)
+LOG_BODY = 16 << 20   # bytes of a log answer, should a server ignore the request's limitBytes
 
 
 class ClusterError(Exception):
@@ -65,7 +67,8 @@ class Api:
             shown = urllib.parse.unquote(bad)[:80]
             return Response(0, reason="invalid", message=f"not requested: {shown!r} is not a valid Kubernetes name")
         try:
-            status, raw = self.client.get(path, query, accept, meanwhile)
+            bound = {"limit": LOG_BODY} if text else {}   # other answers: the transport's own bound
+            status, raw = self.client.get(path, query, accept, meanwhile, **bound)
         except Timeout:
             return Response(0, reason="timeout", message=f"no answer from {self.server} within {self.timeout:g}s")
         except Unreachable as exc:
@@ -96,7 +99,33 @@ class Api:
                 req.then(resp)
 
     def _fetch(self, req: Request) -> Response:
+        # a field-selected list (a node's pods, an object's events) is bounded by what it selects: one GET
+        if req.verb == "list" and req.log_key is None and "fieldSelector" not in req.query:
+            return self.list(req.path, req.query, req.accept)
         return self.get(req.path, req.query, req.accept, text=req.log_key is not None)
+
+    def list(self, path: str, query: Optional[Dict[str, str]] = None, accept: str = "application/json") -> Response:
+        """A list read in pages of PAGE objects, as kubectl reads one: one GET for an ordinary list, and for a
+        big one (every node of a large cluster) pages whose raw text is dropped once parsed. A page that fails
+        (an expired continue token: 410) makes the whole list a gap, never a silently partial list."""
+        query = dict(query or {}, limit=str(PAGE))
+        whole: Optional[Response] = None
+        while True:
+            resp = self.get(path, query, accept)
+            if resp.reason != "ok" or "items" not in resp.body:
+                if whole is None or resp.reason != "ok":
+                    return resp
+                return Response(resp.status, None, "error", "a page of the list came back without items")
+            token = (resp.body.get("metadata") or {}).get("continue")
+            if whole is None:
+                whole = resp
+            else:
+                whole.body["items"].extend(resp.body["items"])
+            if not token or not isinstance(token, str):
+                for key in ("continue", "remainingItemCount"):
+                    (whole.body.get("metadata") or {}).pop(key, None)
+                return whole
+            query = dict(query, **{"continue": token})
 
 
 def read_target(api: Api, path: str, what: str, ns=None, meanwhile: Optional[Callable[[], None]] = None) -> dict:

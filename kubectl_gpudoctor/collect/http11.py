@@ -1,17 +1,24 @@
 """The HTTP/1.1 a GET to the API server needs, over a connected socket: request bytes, status, headers, and a
-body by Content-Length, chunks or close; a proxy's CONNECT tunnel. (http.client costs more to import than a
-diagnosis spends reading; this reads the same wire format, with the same bounds.)"""
+body by Content-Length, chunks or close, bounded in size and by a deadline for the whole answer. (http.client
+costs more to import than a diagnosis spends reading; this reads the same wire format, with the same bounds.)"""
 from __future__ import annotations
 
+import io
 import socket
+import time
 from typing import Callable, List, Optional, Tuple
 
 MAX_LINE = 65536      # http.client's bound on a status, header or chunk-size line
 MAX_HEADERS = 100     # … and on the number of header lines
+MAX_BODY = 256 << 20  # bytes of one answer as sent (the largest real lists are paged well below it)
 
 
 class BadResponse(Exception):
     """The server's answer is not HTTP/1.x as written: a garbled status line, too many headers, a short body."""
+
+
+class TooLarge(BadResponse):
+    """An answer longer than the caller's bound (an endless chunked body ends here, not in MemoryError)."""
 
 
 def host_header(host: str, port: int, default_port: int) -> str:
@@ -29,20 +36,51 @@ def request(method: str, target: str, headers: List[Tuple[str, str]]) -> bytes:
     return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
 
 
+class _DeadlineReader(io.RawIOBase):
+    """A socket's reads, each with the time left until the deadline as its timeout: a body dripped byte by byte
+    ends at the deadline, not one socket timeout after each byte."""
+
+    def __init__(self, sock: socket.socket):
+        self.sock, self.deadline = sock, None
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buf) -> int:
+        self.sock.settimeout(time_left(self.deadline))
+        return self.sock.recv_into(buf)
+
+
+def time_left(deadline: Optional[float]) -> Optional[float]:
+    """Seconds until a monotonic deadline (None: no deadline); socket.timeout once it has passed."""
+    if deadline is None:
+        return None
+    left = deadline - time.monotonic()
+    if left <= 0:
+        raise socket.timeout("the request's deadline passed")
+    return left
+
+
 class Connection:
-    """One kept-alive connection: a request out, its whole response in."""
+    """One kept-alive connection: a request out, its whole response in. Set `deadline` (time.monotonic()) and
+    `limit` (bytes) before each exchange."""
 
     def __init__(self, sock: socket.socket):
         self.sock = sock
-        self.rfile = sock.makefile("rb")
+        self.raw = _DeadlineReader(sock)
+        self.rfile = io.BufferedReader(self.raw, 65536)
+        self.deadline: Optional[float] = None
+        self.limit = MAX_BODY
 
-    def exchange(self, data: bytes, sent: Optional[Callable[[], None]] = None) -> Tuple[int, bytes, bool]:
-        """(status, body, whether the connection must close) for one request; `sent()` is called once the request
-        is on the wire, before its answer is awaited."""
+    def exchange(self, data: bytes, sent: Optional[Callable[[], None]] = None) -> Tuple[int, dict, bytes, bool]:
+        """(status, headers, body, whether the connection must close) for one request; `sent()` is called once the
+        request is on the wire, before its answer is awaited."""
+        self.raw.deadline = self.deadline
+        self.sock.settimeout(time_left(self.deadline))
         self.sock.sendall(data)
         if sent is not None:
             sent()
-        return read_response(self.rfile)
+        return read_response(self.rfile, self.limit)
 
     def close(self) -> None:
         for closer in (self.rfile.close, self.sock.close):
@@ -52,21 +90,7 @@ class Connection:
                 pass
 
 
-def tunnel(sock: socket.socket, host: str, port: int) -> None:
-    """Ask an HTTP proxy for a tunnel to host:port (what http.client's set_tunnel does)."""
-    target = host_header(host, port, -1)
-    sock.sendall(f"CONNECT {target} HTTP/1.0\r\nHost: {target}\r\n\r\n".encode("latin-1"))
-    rfile = sock.makefile("rb")
-    try:
-        version, status, reason = _status_line(rfile)
-        _headers(rfile)
-    finally:
-        rfile.close()
-    if status != 200:
-        raise OSError(f"Tunnel connection failed: {status} {reason}")
-
-
-def read_response(rfile) -> Tuple[int, bytes, bool]:
+def read_response(rfile, limit: int = MAX_BODY) -> Tuple[int, dict, bytes, bool]:
     while True:
         version, status, _ = _status_line(rfile)
         headers = _headers(rfile)
@@ -76,15 +100,25 @@ def read_response(rfile) -> Tuple[int, bytes, bool]:
     will_close = "close" in connection or (version == "HTTP/1.0" and "keep-alive" not in connection)
     codings = [t.strip().lower() for t in headers.get("transfer-encoding", "").split(",") if t.strip()]
     if status in (204, 304):
-        return status, b"", will_close
+        return status, headers, b"", will_close
     if codings:
         if codings[-1] != "chunked":   # only chunked ends a body before the connection does
-            return status, _until_close(rfile), True
-        return status, _chunked(rfile), will_close
+            return status, headers, _until_close(rfile, limit), True
+        return status, headers, _chunked(rfile, limit), will_close
     length = _content_length(headers.get("content-length"))
     if length is None:
-        return status, _until_close(rfile), True
-    return status, _exactly(rfile, length), will_close
+        return status, headers, _until_close(rfile, limit), True
+    return status, headers, _exactly(rfile, _bounded(length, limit)), will_close
+
+
+def _bounded(size: int, limit: int) -> int:
+    if size > limit:
+        raise TooLarge(f"an answer larger than {size_text(limit)}")
+    return size
+
+
+def size_text(n: int) -> str:
+    return f"{n >> 20} MiB" if n >= 1 << 20 else f"{n >> 10} KiB" if n >= 1024 else f"{n} bytes"
 
 
 def _line(rfile) -> bytes:
@@ -134,8 +168,8 @@ def _exactly(rfile, n: int) -> bytes:
     return data
 
 
-def _chunked(rfile) -> bytes:
-    chunks = []
+def _chunked(rfile, limit: int) -> bytes:
+    chunks, total = [], 0
     while True:
         size_field = _line(rfile).split(b";", 1)[0].strip()   # a size may carry ";extensions"
         if not size_field or size_field.strip(b"0123456789abcdefABCDEF"):
@@ -143,11 +177,14 @@ def _chunked(rfile) -> bytes:
         size = int(size_field, 16)
         if size == 0:
             break
+        total = _bounded(total + size, limit)
         chunks.append(_exactly(rfile, size))
         _exactly(rfile, 2)   # the CRLF after each chunk
     _headers(rfile)   # trailer fields, ignored
     return b"".join(chunks)
 
 
-def _until_close(rfile) -> bytes:
-    return rfile.read()
+def _until_close(rfile, limit: int) -> bytes:
+    data = rfile.read(limit + 1)
+    _bounded(len(data), limit)
+    return data
