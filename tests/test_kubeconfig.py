@@ -77,7 +77,7 @@ def test_context_cluster_and_user_flags(tmp_path):
         unauthorized = run_plugin(POD, "--kubeconfig", kc, "--context", "good", "--user", "broken")
         assert unauthorized.returncode == 3 and "Unauthorized" in unauthorized.stderr
         missing = run_plugin(POD, "--kubeconfig", kc, "--user", "nobody")
-        assert missing.returncode == 2 and 'user "nobody" does not exist' in missing.stderr
+        assert missing.returncode == 2 and 'auth info "nobody" does not exist' in missing.stderr   # kubectl's words
 
 
 def exec_plugin_kubeconfig(srv, tmp_path) -> str:

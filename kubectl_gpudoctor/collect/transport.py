@@ -38,6 +38,7 @@ class Credentials:
     tls_server_name: Optional[str] = None
     proxy_url: Optional[str] = None
     headers: Dict[str, List[str]] = field(default_factory=dict)   # e.g. Impersonate-User, Impersonate-Group
+    disable_compression: bool = False      # kubeconfig disable-compression / --disable-compression
 
 
 def basic_auth(username: str, password: str) -> str:
