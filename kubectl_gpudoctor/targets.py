@@ -12,6 +12,7 @@ NODE_WORDS = ("no", "node", "nodes")
 SUPPORTED = "pods (po/), nodes (no/) and workloads: deploy, sts, ds, rs, job, cronjob (cj)"
 # pflag accepts a shorthand flag with `=`: `-n=ns`, `-o=json`; click would keep the `=` in the value.
 _SHORT_EQUALS = re.compile(r"^(-[A-Za-z])=(.*)$", re.S)
+_LEVEL = re.compile(r"^-v=?([0-9]+|(?<==).*)$", re.S)
 
 
 class TargetError(ValueError):
@@ -19,11 +20,23 @@ class TargetError(ValueError):
 
 
 def split_short_equals(argv: Sequence[str]) -> List[str]:
-    """`-n=ns` -> `-n ns` (up to a `--`)."""
+    """`-n=ns` -> `-n ns`; kubectl's log level `-v=8`, `-v8`, `-v 8` -> `--v=8` (`-v` alone stays the plugin's
+    --verbose) (up to a `--`)."""
     out: List[str] = []
-    for i, arg in enumerate(argv):
+    i = 0
+    while i < len(argv):
+        arg = argv[i]
+        i += 1
         if arg == "--":
-            return out + list(argv[i:])
+            return out + list(argv[i - 1:])
+        level = _LEVEL.match(arg)
+        if level:
+            out.append("--v=" + level.group(1))
+            continue
+        if arg == "-v" and i < len(argv) and argv[i].isascii() and argv[i].isdigit():
+            out.append("--v=" + argv[i])
+            i += 1
+            continue
         m = _SHORT_EQUALS.match(arg)
         out += [m.group(1), m.group(2)] if m else [arg]
     return out

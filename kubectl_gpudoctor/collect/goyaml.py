@@ -97,6 +97,9 @@ def _pyyaml(text: str):
     import yaml
     try:
         return yaml.load(text, Loader=_loader())
-    except yaml.YAMLError as exc:
+    except yaml.YAMLError as exc:   # go-yaml's form: "yaml: line 2: did not find expected node content"
+        mark, problem = getattr(exc, "problem_mark", None), getattr(exc, "problem", None)
+        if mark is not None and problem:
+            raise GoYAMLError(f"yaml: line {mark.line + 1}: {problem}") from None
         lines = str(exc).strip().splitlines()
-        raise GoYAMLError(" ".join(line.strip() for line in lines[:1]) or "not YAML") from None
+        raise GoYAMLError(f"yaml: {lines[0].strip()}" if lines else "yaml: not YAML") from None
