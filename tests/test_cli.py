@@ -177,3 +177,38 @@ def test_bundle_round_trip_offline(capsys, tmp_path):
     again = verdict.diagnose_pod(offline.load(out, "Pod"))
     first = verdict.diagnose_pod(ev)
     assert again.to_dict() == first.to_dict()
+
+
+OOM_POD = "inference-7d9f8b6c5-x2x9q"
+KUBECTL_GLOBALS = [
+    ("--as-uid", "1001"), ("--username", "admin"), ("--password", "hunter2"), ("--client-certificate", "c.crt"),
+    ("--client-key", "c.key"), ("--tls-server-name", "api.internal"), ("--disable-compression",),
+    ("--cache-dir", "/tmp/kube-cache"), ("--match-server-version",), ("--warnings-as-errors",),
+    ("-v=8",), ("--v=8",), ("--v", "8"), ("-v", "8"), ("-v8",),
+]
+
+
+@pytest.mark.parametrize("flag", KUBECTL_GLOBALS, ids=lambda f: " ".join(f))
+def test_kubectl_global_flags_are_accepted(capsys, flag):
+    """kubectl hands a plugin every argument, its global flags included: each is accepted before or after the
+    pod name (a saved case: no cluster needed to parse them)."""
+    for args in ((OOM_POD, "--from", OOM, *flag), (*flag, OOM_POD, "--from", OOM)):
+        code, out, err = run(capsys, *args, "-o", "json")
+        assert code == 1 and json.loads(out)["rootCause"] == "oom-killed", err
+
+
+def test_kubectls_log_level_is_not_the_plugins_verbose(capsys):
+    """`-v` alone lists the passed checks (the plugin's --verbose); `-v=8`, `-v 8`, `--v=8` are kubectl's log level
+    (accepted, nothing more); a level that is not a number is refused, as kubectl refuses it."""
+    _, quiet, _ = run(capsys, OOM_POD, "--from", OOM, "-v=8")
+    _, verbose, _ = run(capsys, OOM_POD, "--from", OOM, "-v")
+    _, plain, _ = run(capsys, OOM_POD, "--from", OOM)
+    assert quiet == plain and len(verbose) > len(plain)
+    for bad in ("-v=abc", "--v=high", "--v="):
+        code, out, err = run(capsys, OOM_POD, "--from", OOM, bad)
+        assert code == 2 and out == "" and 'for "-v, --v" flag' in one_line_error(err)
+    kubectl = shutil.which("kubectl")
+    if kubectl:
+        import subprocess
+        proc = subprocess.run([kubectl, "get", "pod", "x", "-v=abc"], capture_output=True, text=True, timeout=60)
+        assert proc.returncode != 0 and 'invalid argument "abc" for "-v, --v" flag' in proc.stderr
