@@ -259,6 +259,10 @@ REFUSED = {
     "azure auth provider": (dict(user="    auth-provider:\n      name: azure"), "The azure auth plugin has been removed."),
     "groups without as": (dict(user="    as-groups:\n    - ml-team\n    token: abc"),
                           "requesting uid, groups or user-extra for ml-admin without impersonating a user"),
+    "proxy-url ftp": (dict(cluster="    proxy-url: ftp://proxy.corp:21"),
+                      'invalid \'proxy-url\' "ftp://proxy.corp:21" for cluster "ml-prod": unsupported scheme "ftp"'),
+    "proxy-url without a scheme": (dict(cluster="    proxy-url: proxy.corp:3128"),
+                                   'unsupported scheme "proxy.corp", must be http, https, or socks5'),
     "tokenFile missing": (dict(user="    tokenFile: /nonexistent/token"),
                           "open /nonexistent/token: no such file or directory"),
 }
@@ -503,3 +507,25 @@ def test_an_expired_oidc_token_with_an_unreachable_issuer_is_one_line(kc):
         kubeconfig.connect(ConnOptions(kubeconfig=path))
     text = str(exc.value)
     assert "\n" not in text and f"cannot reach {issuer}/.well-known/openid-configuration" in text
+
+
+def test_in_cluster_service_account_with_impersonation_flags(tmp_path, monkeypatch):
+    """Inside a pod with no kubeconfig: the service account's token and CA; --as is honoured there too (never
+    silently dropped), and --as-group without a user is refused as everywhere."""
+    import kubernetes.config.incluster_config as incluster
+    crt, _ = _pem_pair(tmp_path)
+    (tmp_path / "token").write_text("sa-token")
+    monkeypatch.setattr(incluster, "SERVICE_TOKEN_FILENAME", str(tmp_path / "token"))
+    monkeypatch.setattr(incluster, "SERVICE_CERT_FILENAME", crt)
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.delenv("KUBECONFIG", raising=False)
+    monkeypatch.setenv("KUBERNETES_SERVICE_HOST", "10.96.0.1")
+    monkeypatch.setenv("KUBERNETES_SERVICE_PORT", "443")
+    monkeypatch.setenv("POD_NAMESPACE", "ml")
+    conn = kubeconfig.connect(ConnOptions(as_user="jane", as_groups=("sre",)))
+    creds = conn.client.creds
+    assert (creds.server, creds.authorization, creds.ca_file) == ("https://10.96.0.1:443", "Bearer sa-token", crt)
+    assert creds.headers == {"Impersonate-User": ["jane"], "Impersonate-Group": ["sre"]}
+    assert conn.namespace == "ml" and conn.context == "in-cluster"
+    with pytest.raises(KubeconfigError, match="without impersonating a user"):
+        kubeconfig.connect(ConnOptions(as_groups=("sre",)))

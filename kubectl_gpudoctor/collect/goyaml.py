@@ -7,6 +7,7 @@ import re
 from typing import Optional
 
 from . import blockyaml
+from ..lazyre import Pattern
 
 
 class GoYAMLError(Exception):
@@ -17,8 +18,8 @@ class GoYAMLError(Exception):
 _BOOL_TRUE = {"y", "Y", "yes", "Yes", "YES", "true", "True", "TRUE", "on", "On", "ON"}
 _BOOL_FALSE = {"n", "N", "no", "No", "NO", "false", "False", "FALSE", "off", "Off", "OFF"}
 # Its numbers: strconv.ParseInt(text, 0, 64) or its float pattern, after removing every "_".
-_INT = re.compile(r"[-+]?(?:0[xX][0-9a-fA-F]+|0[oO][0-7]+|0[bB][01]+|[0-9]+)")
-_FLOAT = re.compile(r"[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN)")
+_INT = Pattern(r"[-+]?(?:0[xX][0-9a-fA-F]+|0[oO][0-7]+|0[bB][01]+|[0-9]+)")
+_FLOAT = Pattern(r"[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN)")
 # blockyaml answers as PyYAML does; the one difference in what it reads: these four are booleans to go-yaml.
 _GO_ONLY_BOOLS = {"y", "Y", "n", "N"}
 

@@ -307,11 +307,18 @@ def _auth_provider(user: dict, cluster: dict, base: Optional[str]) -> Optional[s
         KubeConfigLoader(config_dict=config, active_context="c", config_base_path=base).load_and_set(cfg)
     except Exception as exc:  # noqa: BLE001 — the library's ConfigException, urllib3's MaxRetryError, JSON errors
         raise CredentialError(f"getting credentials: auth provider oidc: {_reason(exc)}") from None
-    auth = cfg.get_api_key_with_prefix("BearerToken")
+    auth = _bearer_case(cfg.get_api_key_with_prefix("BearerToken"))
     if not auth:
         raise CredentialError("getting credentials: auth provider oidc gave no token (is the id-token expired "
                               "and no refresh-token set?)")
     return auth
+
+
+def _bearer_case(auth: Optional[str]) -> Optional[str]:
+    """The client library writes "bearer …" for a service account; client-go sends "Bearer …"."""
+    if auth and auth[:7].lower() == "bearer ":
+        return "Bearer " + auth[7:]
+    return auth or None
 
 
 def _reason(exc: BaseException) -> str:
@@ -346,7 +353,7 @@ def _in_cluster(opts: ConnOptions) -> Tuple[Credentials, str, str]:
         InClusterConfigLoader(token_filename=SERVICE_TOKEN_FILENAME, cert_filename=SERVICE_CERT_FILENAME).load_and_set(cfg)
     except Exception as exc:  # noqa: BLE001 — the library's ConfigException
         raise KubeconfigError(f"in-cluster configuration: {_one_line(exc)}") from None
-    creds = Credentials(server=cfg.host.rstrip("/"), authorization=cfg.get_api_key_with_prefix("BearerToken") or None,
+    creds = Credentials(server=cfg.host.rstrip("/"), authorization=_bearer_case(cfg.get_api_key_with_prefix("BearerToken")),
                         ca_file=cfg.ssl_ca_cert, tls_server_name=cfg.tls_server_name)
     if opts.server:
         creds.server = opts.server.rstrip("/")
@@ -354,6 +361,13 @@ def _in_cluster(opts: ConnOptions) -> Tuple[Credentials, str, str]:
         creds.authorization = f"Bearer {opts.token}"
     if opts.ca_file:
         creds.ca_file = opts.ca_file
+    user: dict = {}
+    _override_user(user, opts)   # --as, --as-group, --as-uid: who reads, never silently dropped
+    problems = kubeconfig_validate.problems("in-cluster", {k: v for k, v in user.items() if k.startswith("as")},
+                                            "in-cluster", {"server": creds.server})
+    if problems:
+        raise KubeconfigError("; ".join(problems))
+    creds.headers.update(impersonation(user))
     ns = os.environ.get("POD_NAMESPACE")
     ns_file = os.path.join(SA_DIR, "namespace")
     if not ns and os.path.isfile(ns_file):

@@ -3,13 +3,13 @@ base64 data, names unique in each list); the first problem in client-go's wordin
 from __future__ import annotations
 
 import binascii
-import re
 from typing import Optional
 
 from ..data.kubeconfig_schema import NAMED_LISTS, STRING_TYPES, STRUCTS
+from ..lazyre import Pattern
 
 SCHEME = "k8s.io/client-go/tools/clientcmd/api/latest/latest.go:50"
-_B64 = re.compile(r"[A-Za-z0-9+/]*={0,2}")
+_B64 = Pattern(r"[A-Za-z0-9+/]*={0,2}")
 
 
 class DecodeError(Exception):

@@ -79,6 +79,12 @@ def _cluster(name: str, c: dict) -> List[str]:
     out = []
     if not c.get("server"):
         out.append(f'no server found for cluster "{name}"' if name else "default cluster has no server defined")
+    proxy = c.get("proxy-url")
+    if proxy:
+        scheme = proxy.partition(":")[0].lower() if ":" in proxy else ""
+        if scheme not in ("http", "https", "socks5"):
+            out.append(f"invalid 'proxy-url' \"{proxy}\" for cluster \"{name}\": unsupported scheme \"{scheme}\", "
+                       "must be http, https, or socks5")
     if c.get("certificate-authority") and c.get("certificate-authority-data"):
         out.append(f"certificate-authority-data and certificate-authority are both specified for {name}. "
                    "certificate-authority-data will override.")
