@@ -33,7 +33,8 @@ def _common(f):
         click.option("-v", "--verbose", is_flag=True, default=False, help="Show passed and not-applicable checks too."),
         # kubectl's global connection flags; impersonation changes who reads, never what is done (GET/LIST only)
         click.option("--as", "as_user", metavar="USER", help="Username to impersonate for the reads."),
-        click.option("--as-group", "as_groups", metavar="GROUP", multiple=True, help="Group to impersonate (repeatable; needs --as)."),
+        click.option("--as-group", "as_groups", metavar="GROUP", multiple=True,
+                      help="Group to impersonate (repeatable; with --as or the kubeconfig's as)."),
         click.option("--token", metavar="TOKEN", help="Bearer token for the API server (beats the kubeconfig user's)."),
         click.option("-s", "--server", metavar="URL", help="The API server's address (beats the kubeconfig's; works without one)."),
         click.option("--certificate-authority", "ca_file", metavar="PATH", help="CA certificate file for the API server."),

@@ -44,8 +44,8 @@ BY_WIDTH = {
         '  --ignore ID                    Skip a rule (repeatable).\n'
         '  -v, --verbose                  Show passed and not-applicable checks too.\n'
         '  --as USER                      Username to impersonate for the reads.\n'
-        '  --as-group GROUP               Group to impersonate (repeatable; needs\n'
-        '                                 --as).\n'
+        '  --as-group GROUP               Group to impersonate (repeatable; with --as\n'
+        "                                 or the kubeconfig's as).\n"
         '  --token TOKEN                  Bearer token for the API server (beats the\n'
         "                                 kubeconfig user's).\n"
         "  -s, --server URL               The API server's address (beats the\n"
@@ -119,7 +119,8 @@ BY_WIDTH = {
         '  --ignore ID                    Skip a rule (repeatable).\n'
         '  -v, --verbose                  Show passed and not-applicable checks too.\n'
         '  --as USER                      Username to impersonate for the reads.\n'
-        '  --as-group GROUP               Group to impersonate (repeatable; needs --as).\n'
+        "  --as-group GROUP               Group to impersonate (repeatable; with --as or the kubeconfig's\n"
+        '                                 as).\n'
         "  --token TOKEN                  Bearer token for the API server (beats the kubeconfig user's).\n"
         "  -s, --server URL               The API server's address (beats the kubeconfig's; works without\n"
         '                                 one).\n'

@@ -12,6 +12,11 @@ NODE_WORDS = ("no", "node", "nodes")
 SUPPORTED = "pods (po/), nodes (no/) and workloads: deploy, sts, ds, rs, job, cronjob (cj)"
 # pflag accepts a shorthand flag with `=`: `-n=ns`, `-o=json`; click would keep the `=` in the value.
 _SHORT_EQUALS = re.compile(r"^(-[A-Za-z])=(.*)$", re.S)
+# kubectl's global boolean flags, which pflag also takes as `--flag=false` (strconv.ParseBool's spellings)
+KUBECTL_BOOL_FLAGS = ("--insecure-skip-tls-verify", "--disable-compression", "--match-server-version",
+                      "--warnings-as-errors")
+_GO_BOOLS = {**dict.fromkeys(("1", "t", "T", "TRUE", "true", "True"), True),
+             **dict.fromkeys(("0", "f", "F", "FALSE", "false", "False"), False)}
 _LEVEL = re.compile(r"^-v=?([0-9]+|(?<==).*)$", re.S)
 
 
@@ -21,7 +26,7 @@ class TargetError(ValueError):
 
 def split_short_equals(argv: Sequence[str]) -> List[str]:
     """`-n=ns` -> `-n ns`; kubectl's log level `-v=8`, `-v8`, `-v 8` -> `--v=8` (`-v` alone stays the plugin's
-    --verbose) (up to a `--`)."""
+    --verbose); kubectl's `--insecure-skip-tls-verify=true|false` -> the flag or nothing (up to a `--`)."""
     out: List[str] = []
     i = 0
     while i < len(argv):
@@ -29,6 +34,11 @@ def split_short_equals(argv: Sequence[str]) -> List[str]:
         i += 1
         if arg == "--":
             return out + list(argv[i - 1:])
+        name, eq, value = arg.partition("=")
+        if eq and name in KUBECTL_BOOL_FLAGS and value in _GO_BOOLS:   # pflag: --insecure-skip-tls-verify=false
+            if _GO_BOOLS[value]:
+                out.append(name)
+            continue
         level = _LEVEL.match(arg)
         if level:
             out.append("--v=" + level.group(1))

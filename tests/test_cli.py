@@ -185,6 +185,7 @@ KUBECTL_GLOBALS = [
     ("--client-key", "c.key"), ("--tls-server-name", "api.internal"), ("--disable-compression",),
     ("--cache-dir", "/tmp/kube-cache"), ("--match-server-version",), ("--warnings-as-errors",),
     ("-v=8",), ("--v=8",), ("--v", "8"), ("-v", "8"), ("-v8",),
+    ("--insecure-skip-tls-verify=false",), ("--disable-compression=true",), ("--match-server-version=0",),
 ]
 
 
@@ -212,3 +213,14 @@ def test_kubectls_log_level_is_not_the_plugins_verbose(capsys):
         import subprocess
         proc = subprocess.run([kubectl, "get", "pod", "x", "-v=abc"], capture_output=True, text=True, timeout=60)
         assert proc.returncode != 0 and 'invalid argument "abc" for "-v, --v" flag' in proc.stderr
+
+
+def test_kubectls_boolean_flags_take_pflags_values():
+    """pflag reads `--insecure-skip-tls-verify=false` as the flag off, `=true` (or 1, t, T…) as on."""
+    from kubectl_gpudoctor.command import options
+    from kubectl_gpudoctor.quickargs import parse
+    from kubectl_gpudoctor.targets import split_short_equals
+    on = parse(split_short_equals(["x", "--insecure-skip-tls-verify=T", "--disable-compression=1"]))[1]
+    off = parse(split_short_equals(["x", "--insecure-skip-tls-verify=false", "--disable-compression=0"]))[1]
+    assert options(on).conn.insecure and options(on).conn.disable_compression
+    assert not options(off).conn.insecure and not options(off).conn.disable_compression

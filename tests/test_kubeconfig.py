@@ -529,3 +529,12 @@ def test_in_cluster_service_account_with_impersonation_flags(tmp_path, monkeypat
     assert conn.namespace == "ml" and conn.context == "in-cluster"
     with pytest.raises(KubeconfigError, match="without impersonating a user"):
         kubeconfig.connect(ConnOptions(as_groups=("sre",)))
+
+
+def test_a_refused_proxy_url_keeps_its_password_out_of_the_message(kc, tmp_path):
+    """kubectl refuses it too, and prints the password; the plugin prints it as Go's URL.Redacted does."""
+    path = kc(cluster="    proxy-url: ftp://squid:S3CRET@proxy.corp:21")
+    assert 'unsupported scheme "ftp", must be http, https, or socks5' in kubectl(tmp_path, "--kubeconfig", path)
+    said = plugin_refusal(path)
+    assert '"ftp://squid:xxxxx@proxy.corp:21" for cluster "ml-prod": unsupported scheme "ftp"' in said
+    assert "S3CRET" not in said
