@@ -255,6 +255,10 @@ REFUSED = {
     "exec without command": (
         dict(user="    exec:\n      apiVersion: client.authentication.k8s.io/v1beta1"),
         "command must be specified for ml-admin to use exec authentication plugin"),
+    "exec apiVersion v2": (
+        dict(user="    exec:\n      apiVersion: client.authentication.k8s.io/v2\n      command: aws\n"
+                  "      interactiveMode: Never"),
+        'exec plugin: invalid apiVersion "client.authentication.k8s.io/v2"'),
     "gcp auth provider": (dict(user="    auth-provider:\n      name: gcp"), "The gcp auth plugin has been removed."),
     "azure auth provider": (dict(user="    auth-provider:\n      name: azure"), "The azure auth plugin has been removed."),
     "groups without as": (dict(user="    as-groups:\n    - ml-team\n    token: abc"),
@@ -538,3 +542,25 @@ def test_a_refused_proxy_url_keeps_its_password_out_of_the_message(kc, tmp_path)
     said = plugin_refusal(path)
     assert '"ftp://squid:xxxxx@proxy.corp:21" for cluster "ml-prod": unsupported scheme "ftp"' in said
     assert "S3CRET" not in said
+
+
+def test_only_the_first_yaml_document_counts(kc, tmp_path):
+    """go-yaml reads the first document of a stream (a second one, even a broken one, is never looked at)."""
+    path = kc()
+    with open(path, "a") as f:
+        f.write("---\napiVersion: v1\nclusters: [\n")
+    assert kubectl_accepts(tmp_path, "--kubeconfig", path)
+    assert plugin_creds(path).authorization == "Bearer kubeconfig-token"
+
+
+def test_an_exec_plugin_answering_another_version_is_refused_in_kubectls_words(kc, tmp_path):
+    script = tmp_path / "old-plugin"
+    script.write_text("#!/bin/sh\necho '{\"apiVersion\":\"client.authentication.k8s.io/v1beta1\","
+                      "\"kind\":\"ExecCredential\",\"status\":{\"token\":\"x\"}}'\n")
+    script.chmod(0o755)
+    path = kc(user=_exec_user(str(script)))
+    words = ("exec plugin is configured to use API version client.authentication.k8s.io/v1, plugin returned "
+             "version client.authentication.k8s.io/v1beta1")
+    assert words in kubectl(tmp_path, "--kubeconfig", path)
+    with pytest.raises(CredentialError, match=words):
+        kubeconfig.connect(ConnOptions(kubeconfig=path))

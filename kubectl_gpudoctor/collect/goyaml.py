@@ -97,7 +97,8 @@ def _number(text: str):
 def _pyyaml(text: str):
     import yaml
     try:
-        return yaml.load(text, Loader=_loader())
+        # go-yaml reads the first document of a stream and ignores the rest
+        return next(iter(yaml.load_all(text, Loader=_loader())), None)
     except yaml.YAMLError as exc:   # go-yaml's form: "yaml: line 2: did not find expected node content"
         mark, problem = getattr(exc, "problem_mark", None), getattr(exc, "problem", None)
         if mark is not None and problem:

@@ -5,7 +5,8 @@ from __future__ import annotations
 import os
 from typing import List
 
-from ..data.kubeconfig_schema import INTERACTIVE_DEFAULTED, INTERACTIVE_MODES, REMOVED_AUTH_PROVIDERS
+from ..data.kubeconfig_schema import (EXEC_API_VERSIONS, INTERACTIVE_DEFAULTED, INTERACTIVE_MODES,
+                                     REMOVED_AUTH_PROVIDERS)
 
 
 def problems(user_name: str, user: dict, cluster_name: str, cluster: dict) -> List[str]:
@@ -100,6 +101,9 @@ def _transport(user_name: str, u: dict, c: dict) -> List[str]:
     out = []
     if c.get("insecure-skip-tls-verify") and (c.get("certificate-authority") or c.get("certificate-authority-data")):
         out.append("specifying a root certificates file with the insecure flag is not allowed")
+    version = (u.get("exec") or {}).get("apiVersion")
+    if version and version not in EXEC_API_VERSIONS:
+        out.append(f'exec plugin: invalid apiVersion "{version}"')
     provider = u.get("auth-provider")
     if provider is not None and u.get("exec") is None:
         pname = (provider or {}).get("name") or ""

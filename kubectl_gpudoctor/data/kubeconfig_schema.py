@@ -52,6 +52,8 @@ NAMED_LISTS = {
 # (api/v1/defaults.go SetDefaults_ExecConfig); any other apiVersion must say it.
 INTERACTIVE_MODES = ("Never", "IfAvailable", "Always")
 INTERACTIVE_DEFAULTED = ("client.authentication.k8s.io/v1beta1", "client.authentication.k8s.io/v1alpha1")
+# The ExecCredential versions client-go runs a plugin with (plugin/pkg/client/auth/exec apiVersions).
+EXEC_API_VERSIONS = ("client.authentication.k8s.io/v1beta1", "client.authentication.k8s.io/v1")
 
 # Auth providers client-go has removed, and its message (plugin/pkg/client/auth/{gcp,azure}): first line
 # and the replacement it names.
