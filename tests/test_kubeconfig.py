@@ -564,3 +564,19 @@ def test_an_exec_plugin_answering_another_version_is_refused_in_kubectls_words(k
     assert words in kubectl(tmp_path, "--kubeconfig", path)
     with pytest.raises(CredentialError, match=words):
         kubeconfig.connect(ConnOptions(kubeconfig=path))
+
+
+def test_kubeconfig_paths_are_taken_as_given(kc, tmp_path, monkeypatch):
+    """A missing --kubeconfig is an error, a directory cannot be read; KUBECONFIG's `~` is not expanded by client-go
+    (a shell expands it before kubectl runs), so such an entry is skipped like any missing one."""
+    words = f"stat {tmp_path}/nope: no such file or directory"
+    assert words in kubectl(tmp_path, "--kubeconfig", str(tmp_path / "nope"))
+    assert words in plugin_refusal(str(tmp_path / "nope"))
+    assert f'error loading config file "{tmp_path}": read {tmp_path}: is a directory' in plugin_refusal(str(tmp_path))
+    home = tmp_path / "home"
+    (home / ".kube").mkdir(parents=True)
+    (home / ".kube" / "config").write_text(open(kc()).read())
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("KUBECONFIG", "~/.kube/config")
+    monkeypatch.delenv("KUBERNETES_SERVICE_HOST", raising=False)
+    assert kubeconfig.kubeconfig_paths(ConnOptions()) == []

@@ -69,18 +69,18 @@ _USER_FILES = ("client-certificate", "client-key", "tokenFile")
 def kubeconfig_paths(opts: ConnOptions, env=None) -> List[str]:
     """The files kubectl would read, in precedence order (first file that sets a value wins)."""
     env = os.environ if env is None else env
+    # client-go expands no `~` in these paths (a shell does, before kubectl sees them)
     if opts.kubeconfig:
-        path = os.path.expanduser(opts.kubeconfig)
-        if not os.path.isfile(path):
-            raise KubeconfigError(f"--kubeconfig {opts.kubeconfig}: no such file")
-        return [path]
+        if not os.path.exists(opts.kubeconfig):
+            raise KubeconfigError(f"stat {opts.kubeconfig}: no such file or directory")
+        return [opts.kubeconfig]
     if env.get("KUBECONFIG"):
         # kubectl silently skips list entries that do not exist, and reads a path listed twice once.
         seen: List[str] = []
         for p in env["KUBECONFIG"].split(os.pathsep):
-            if p and p not in seen and os.path.isfile(os.path.expanduser(p)):
+            if p and p not in seen and os.path.isfile(p):
                 seen.append(p)
-        return [os.path.expanduser(p) for p in seen]
+        return seen
     default = os.path.expanduser("~/.kube/config")
     return [default] if os.path.isfile(default) else []
 
@@ -119,6 +119,9 @@ def _read(path: str):
         raise KubeconfigError(f'error loading config file "{path}": {exc}') from None
     except UnicodeDecodeError:
         raise KubeconfigError(f'error loading config file "{path}": not UTF-8 text') from None
+    except OSError as exc:
+        raise KubeconfigError(f'error loading config file "{path}": read {path}: '
+                              f'{(exc.strerror or str(exc)).lower()}') from None
     return doc
 
 
