@@ -55,6 +55,8 @@ def _common(f):
                       help="Accepted, as kubectl's (the plugin has no client version to match)."),
         click.option("--warnings-as-errors", is_flag=True, default=False,
                       help="Accepted, as kubectl's (the plugin's reads show no server warnings)."),
+        click.option("--vmodule", metavar="PATTERNS", hidden=True),                 # kubectl's logging: accepted
+        click.option("--log-flush-frequency", metavar="DURATION", hidden=True),
     ]
     for opt in reversed(opts):
         f = opt(f)

@@ -41,6 +41,8 @@ OPTIONS: Dict[str, Tuple[Tuple[str, ...], object]] = {
     "log_level": (("--v",), "value"),
     "match_server_version": (("--match-server-version",), "flag"),
     "warnings_as_errors": (("--warnings-as-errors",), "flag"),
+    "vmodule": (("--vmodule",), "value"),
+    "log_flush_frequency": (("--log-flush-frequency",), "value"),
 }
 # cli.py's subcommands: a first word that names one is a command, not a pod.
 COMMANDS = ("bundle", "help", "node", "pod", "rules", "scan", "version", "workload")

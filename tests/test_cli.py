@@ -186,6 +186,7 @@ KUBECTL_GLOBALS = [
     ("--cache-dir", "/tmp/kube-cache"), ("--match-server-version",), ("--warnings-as-errors",),
     ("-v=8",), ("--v=8",), ("--v", "8"), ("-v", "8"), ("-v8",),
     ("--insecure-skip-tls-verify=false",), ("--disable-compression=true",), ("--match-server-version=0",),
+    ("--vmodule", "round_trippers=8"), ("--log-flush-frequency=5s",),
 ]
 
 
