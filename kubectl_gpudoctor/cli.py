@@ -35,7 +35,9 @@ def _common(f):
         click.option("--as", "as_user", metavar="USER", help="Username to impersonate for the reads."),
         click.option("--as-group", "as_groups", metavar="GROUP", multiple=True,
                       help="Group to impersonate (repeatable; with --as or the kubeconfig's as)."),
-        click.option("--token", metavar="TOKEN", help="Bearer token for the API server (beats the kubeconfig's token; a tokenFile still wins, as in kubectl)."),
+        click.option("--token", metavar="TOKEN",
+                      help="Bearer token for the API server (beats the kubeconfig's token; a tokenFile still wins, "
+                           "as in kubectl)."),
         click.option("-s", "--server", metavar="URL", help="The API server's address (beats the kubeconfig's; works without one)."),
         click.option("--certificate-authority", "ca_file", metavar="PATH", help="CA certificate file for the API server."),
         click.option("--insecure-skip-tls-verify", "insecure", is_flag=True, default=False,

@@ -47,7 +47,8 @@ BY_WIDTH = {
         '  --as-group GROUP               Group to impersonate (repeatable; with --as\n'
         "                                 or the kubeconfig's as).\n"
         '  --token TOKEN                  Bearer token for the API server (beats the\n'
-        "                                 kubeconfig user's).\n"
+        "                                 kubeconfig's token; a tokenFile still wins,\n"
+        '                                 as in kubectl).\n'
         "  -s, --server URL               The API server's address (beats the\n"
         "                                 kubeconfig's; works without one).\n"
         '  --certificate-authority PATH   CA certificate file for the API server.\n'
@@ -121,7 +122,8 @@ BY_WIDTH = {
         '  --as USER                      Username to impersonate for the reads.\n'
         "  --as-group GROUP               Group to impersonate (repeatable; with --as or the kubeconfig's\n"
         '                                 as).\n'
-        "  --token TOKEN                  Bearer token for the API server (beats the kubeconfig user's).\n"
+        "  --token TOKEN                  Bearer token for the API server (beats the kubeconfig's token; a\n"
+        '                                 tokenFile still wins, as in kubectl).\n'
         "  -s, --server URL               The API server's address (beats the kubeconfig's; works without\n"
         '                                 one).\n'
         '  --certificate-authority PATH   CA certificate file for the API server.\n'
