@@ -249,7 +249,8 @@ def _credentials(user: dict, cluster: dict, base: Optional[str]) -> Credentials:
             creds.cert_file, creds.cert_data = None, status["clientCertificateData"].encode()
             creds.key_file, creds.key_data = None, status["clientKeyData"].encode()
     elif creds.authorization is None and user.get("auth-provider") is not None:
-        creds.authorization = _auth_provider(user, cluster, base)
+        from . import authprovider
+        creds.authorization = authprovider.token(user["auth-provider"], cluster, base)
     return creds
 
 
@@ -294,49 +295,14 @@ def _file_or_data(obj: dict, key: str) -> Tuple[Optional[str], Optional[bytes]]:
     return (obj.get(key) or None), None
 
 
-def _auth_provider(user: dict, cluster: dict, base: Optional[str]) -> Optional[str]:
-    """The oidc auth provider, through the client library (it checks the id-token's expiry and refreshes it);
-    any failure is one line, and nothing is sent without the credential."""
-    _quiet_client_library()
-    from kubernetes.client import Configuration
-    from kubernetes.config.kube_config import KubeConfigLoader
-
-    only = {"auth-provider": user["auth-provider"]}
-    config = {"current-context": "c", "contexts": [{"name": "c", "context": {"cluster": "c", "user": "u"}}],
-              "clusters": [{"name": "c", "cluster": {"server": cluster.get("server")}}],
-              "users": [{"name": "u", "user": only}]}
-    cfg = type.__call__(Configuration)
-    try:
-        KubeConfigLoader(config_dict=config, active_context="c", config_base_path=base).load_and_set(cfg)
-    except Exception as exc:  # noqa: BLE001 — the library's ConfigException, urllib3's MaxRetryError, JSON errors
-        raise CredentialError(f"getting credentials: auth provider oidc: {_reason(exc)}") from None
-    auth = _bearer_case(cfg.get_api_key_with_prefix("BearerToken"))
-    if not auth:
-        raise CredentialError("getting credentials: auth provider oidc gave no token (is the id-token expired "
-                              "and no refresh-token set?)")
-    return auth
-
-
-def _bearer_case(auth: Optional[str]) -> Optional[str]:
+def bearer_case(auth: Optional[str]) -> Optional[str]:
     """The client library writes "bearer …" for a service account; client-go sends "Bearer …"."""
     if auth and auth[:7].lower() == "bearer ":
         return "Bearer " + auth[7:]
     return auth or None
 
 
-def _reason(exc: BaseException) -> str:
-    """urllib3's failures name the URL and, deep inside, why: the line a user can act on."""
-    reason = getattr(exc, "reason", None)
-    url = getattr(exc, "url", None)
-    if reason is not None and url is not None:
-        pool = getattr(exc, "pool", None)
-        host = f"https://{pool.host}:{pool.port}" if pool is not None else ""
-        why = str(reason).rsplit(": ", 1)[-1].strip("')\" ")
-        return f"cannot reach {host}{url}: {why}"
-    return _one_line(exc)
-
-
-def _quiet_client_library() -> None:
+def quiet_client_library() -> None:
     """stderr carries one line: the client library logs failures through the root logger (`ERROR:root:…`)."""
     import logging
     logging.getLogger().addHandler(logging.NullHandler())
@@ -347,7 +313,7 @@ def _in_cluster(opts: ConnOptions) -> Tuple[Credentials, str, str]:
     --certificate-authority apply over it."""
     if opts.ca_file and not os.path.isfile(opts.ca_file):
         raise KubeconfigError(f"unable to read certificate-authority {opts.ca_file}: no such file or directory")
-    _quiet_client_library()
+    quiet_client_library()
     from kubernetes.client import Configuration
     from kubernetes.config.incluster_config import InClusterConfigLoader, SERVICE_CERT_FILENAME, SERVICE_TOKEN_FILENAME
 
@@ -356,7 +322,7 @@ def _in_cluster(opts: ConnOptions) -> Tuple[Credentials, str, str]:
         InClusterConfigLoader(token_filename=SERVICE_TOKEN_FILENAME, cert_filename=SERVICE_CERT_FILENAME).load_and_set(cfg)
     except Exception as exc:  # noqa: BLE001 — the library's ConfigException
         raise KubeconfigError(f"in-cluster configuration: {_one_line(exc)}") from None
-    creds = Credentials(server=cfg.host.rstrip("/"), authorization=_bearer_case(cfg.get_api_key_with_prefix("BearerToken")),
+    creds = Credentials(server=cfg.host.rstrip("/"), authorization=bearer_case(cfg.get_api_key_with_prefix("BearerToken")),
                         ca_file=cfg.ssl_ca_cert, tls_server_name=cfg.tls_server_name)
     if opts.server:
         creds.server = opts.server.rstrip("/")
