@@ -149,6 +149,23 @@ def _from_files(docs, opts: ConnOptions) -> Tuple[Credentials, str, Optional[str
             return _in_cluster(opts)
         raise KubeconfigError("no context chosen: the kubeconfig has no current-context; pass --context")
     ctx = lists["contexts"][context][0] if context else {}
+    (cluster_name, cluster, cluster_path), (user_name, user, user_path) = _entries(lists, context, ctx, opts)
+    _resolve_paths(cluster, cluster_path, _CLUSTER_DATA)
+    _resolve_paths(user, user_path, _USER_FILES)
+    if isinstance(user.get("exec"), dict) and "/" in (user["exec"].get("command") or "") and user_path:
+        user["exec"] = dict(user["exec"], command=kubeconfig_validate.resolve(user["exec"]["command"], _dir(user_path)))
+    _override_cluster(cluster, opts)
+    _override_user(user, opts)
+    problems = kubeconfig_validate.problems(user_name, user, cluster_name, cluster)
+    if problems:
+        raise KubeconfigError("; ".join(problems))
+    creds = _credentials(user, cluster, _dir(user_path or cluster_path))
+    return creds, context or "(flags)", ctx.get("namespace") or None
+
+
+def _entries(lists, context: str, ctx: dict, opts: ConnOptions):
+    """((cluster name, cluster, its file), (user name, user, its file)) the context and flags choose; names kubectl
+    cannot find are refused (with client-go's words where kubectl refuses)."""
     cluster_name = opts.cluster or ctx.get("cluster") or ""
     user_name = opts.user or ctx.get("user") or ""
     if cluster_name in lists["clusters"]:
@@ -171,17 +188,7 @@ def _from_files(docs, opts: ConnOptions) -> Tuple[Credentials, str, Optional[str
         raise KubeconfigError(f'user "{user_name}" was not found for context "{context}"')
     else:
         user, user_path = {}, None
-    _resolve_paths(cluster, cluster_path, _CLUSTER_DATA)
-    _resolve_paths(user, user_path, _USER_FILES)
-    if isinstance(user.get("exec"), dict) and "/" in (user["exec"].get("command") or "") and user_path:
-        user["exec"] = dict(user["exec"], command=kubeconfig_validate.resolve(user["exec"]["command"], _dir(user_path)))
-    _override_cluster(cluster, opts)
-    _override_user(user, opts)
-    problems = kubeconfig_validate.problems(user_name, user, cluster_name, cluster)
-    if problems:
-        raise KubeconfigError("; ".join(problems))
-    creds = _credentials(user, cluster, _dir(user_path or cluster_path))
-    return creds, context or "(flags)", ctx.get("namespace") or None
+    return (cluster_name, cluster, cluster_path), (user_name, user, user_path)
 
 
 def _dir(path: Optional[str]) -> Optional[str]:
