@@ -371,12 +371,12 @@ def test_kubeconfig_impersonation_and_flags_over_it(kc):
     """`as`, `as-uid`, `as-groups`, `as-user-extra` become client-go's Impersonate-* headers (one line per group
     and per extra value); --as and --as-group replace theirs, the uid and extras stay, as with kubectl."""
     path = kc(user="    as: jane\n    as-groups:\n    - ml-team\n    - oncall\n    as-uid: \"1001\"\n"
-                   "    as-user-extra:\n      reason:\n      - debugging oom\n      scopes.example.com/x:\n"
+                   "    as-user-extra:\n      reason:\n      - debugging oom\n      scopes.example.com/x%*:\n"
                    "      - view\n      - edit\n    token: abc")
     headers = plugin_creds(path).headers
     assert headers == {"Impersonate-User": ["jane"], "Impersonate-Uid": ["1001"],
                        "Impersonate-Group": ["ml-team", "oncall"], "Impersonate-Extra-reason": ["debugging oom"],
-                       "Impersonate-Extra-scopes.example.com%2Fx": ["view", "edit"]}
+                       "Impersonate-Extra-scopes.example.com%2Fx%25*": ["view", "edit"]}
     flagged = plugin_creds(path, as_user="bob", as_groups=("sre",)).headers
     assert flagged["Impersonate-User"] == ["bob"] and flagged["Impersonate-Group"] == ["sre"]
     assert flagged["Impersonate-Uid"] == ["1001"] and flagged["Impersonate-Extra-reason"] == ["debugging oom"]

@@ -9,7 +9,6 @@ from __future__ import annotations
 import base64
 import os
 from typing import Dict, List, Optional, Tuple
-from urllib.parse import quote
 
 from . import goyaml, kubeconfig_decode, kubeconfig_validate
 from ..record import record
@@ -272,8 +271,16 @@ def impersonation(user: dict) -> Dict[str, List[str]]:
     if user.get("as-groups"):
         out["Impersonate-Group"] = [g or "" for g in user["as-groups"]]
     for key, values in (user.get("as-user-extra") or {}).items():
-        out["Impersonate-Extra-" + quote(str(key), safe="")] = [v or "" for v in values or ()]
+        out["Impersonate-Extra-" + _header_key_escape(str(key))] = [v or "" for v in values or ()]
     return out
+
+
+_TOKEN_CHARS = frozenset("!#$&'*+-.^_`|~0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
+
+
+def _header_key_escape(key: str) -> str:
+    """client-go's headerKeyEscape: every byte that is not an HTTP token character (and "%") as %XX."""
+    return "".join(chr(b) if chr(b) in _TOKEN_CHARS else f"%{b:02X}" for b in key.encode("utf-8"))
 
 
 def _bearer(user: dict) -> Optional[str]:
