@@ -290,6 +290,10 @@ REFUSED = {
                       'invalid \'proxy-url\' "ftp://proxy.corp:21" for cluster "ml-prod": unsupported scheme "ftp"'),
     "proxy-url without a scheme": (dict(cluster="    proxy-url: proxy.corp:3128"),
                                    'unsupported scheme "proxy.corp", must be http, https, or socks5'),
+    "a token with a line break": (dict(user='    token: "abc\\r\\nX-Evil: 1"'),
+                                  'net/http: invalid header field value for "Authorization"'),
+    "an impersonated user with a line break": (dict(user='    as: "jane\\nroot"\n    token: abc'),
+                                               'net/http: invalid header field value for "Impersonate-User"'),
     "tokenFile missing": (dict(user="    tokenFile: /nonexistent/token"),
                           "open /nonexistent/token: no such file or directory"),
 }

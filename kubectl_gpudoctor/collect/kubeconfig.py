@@ -257,7 +257,17 @@ def _credentials(user: dict, cluster: dict, base: Optional[str]) -> Credentials:
     elif creds.authorization is None and user.get("auth-provider") is not None:
         from . import authprovider
         creds.authorization = authprovider.token(user["auth-provider"], cluster, base)
+    _check_header_values(creds)
     return creds
+
+
+def _check_header_values(creds: Credentials) -> None:
+    """Go's net/http sends no header value holding a control character (a token with a line break cannot smuggle
+    another header in); kubectl fails before connecting, in these words."""
+    values = [("Authorization", creds.authorization or "")] + [(k, v) for k, vs in creds.headers.items() for v in vs]
+    for name, value in values:
+        if any((ord(c) < 0x20 and c != "\t") or ord(c) == 0x7F for c in value):
+            raise KubeconfigError(f'Unable to connect to the server: net/http: invalid header field value for "{name}"')
 
 
 def impersonation(user: dict) -> Dict[str, List[str]]:
