@@ -33,12 +33,32 @@ def _common(f):
         click.option("-v", "--verbose", is_flag=True, default=False, help="Show passed and not-applicable checks too."),
         # kubectl's global connection flags; impersonation changes who reads, never what is done (GET/LIST only)
         click.option("--as", "as_user", metavar="USER", help="Username to impersonate for the reads."),
-        click.option("--as-group", "as_groups", metavar="GROUP", multiple=True, help="Group to impersonate (repeatable; needs --as)."),
-        click.option("--token", metavar="TOKEN", help="Bearer token for the API server (beats the kubeconfig user's)."),
+        click.option("--as-group", "as_groups", metavar="GROUP", multiple=True,
+                      help="Group to impersonate (repeatable; with --as or the kubeconfig's as)."),
+        click.option("--token", metavar="TOKEN",
+                      help="Bearer token for the API server (beats the kubeconfig's token; a tokenFile still wins, "
+                           "as in kubectl)."),
         click.option("-s", "--server", metavar="URL", help="The API server's address (beats the kubeconfig's; works without one)."),
         click.option("--certificate-authority", "ca_file", metavar="PATH", help="CA certificate file for the API server."),
         click.option("--insecure-skip-tls-verify", "insecure", is_flag=True, default=False,
                       help="Do not verify the API server's certificate (insecure)."),
+        click.option("--as-uid", "as_uid", metavar="UID", help="UID to impersonate (with --as or the kubeconfig's as)."),
+        click.option("--username", metavar="USER", help="Username for basic authentication to the API server."),
+        click.option("--password", metavar="PASSWORD", help="Password for basic authentication to the API server."),
+        click.option("--client-certificate", metavar="PATH", help="Client certificate file for TLS."),
+        click.option("--client-key", metavar="PATH", help="Client key file for TLS."),
+        click.option("--tls-server-name", metavar="NAME", help="Server name to check the API server's certificate against."),
+        click.option("--disable-compression", is_flag=True, default=False, help="Ask for uncompressed answers."),
+        # kubectl hands a plugin every global flag: these are accepted and change nothing here
+        click.option("--cache-dir", metavar="PATH", help="Accepted, as kubectl's; the plugin keeps no cache."),
+        click.option("--v", "log_level", metavar="N", help="kubectl's log level (-v=N, --v N): accepted, logs nothing; "
+                                                           "-v alone is --verbose."),
+        click.option("--match-server-version", is_flag=True, default=False,
+                      help="Accepted, as kubectl's (the plugin has no client version to match)."),
+        click.option("--warnings-as-errors", is_flag=True, default=False,
+                      help="Accepted, as kubectl's (the plugin's reads show no server warnings)."),
+        click.option("--vmodule", metavar="PATTERNS", hidden=True),                 # kubectl's logging: accepted
+        click.option("--log-flush-frequency", metavar="DURATION", hidden=True),
     ]
     for opt in reversed(opts):
         f = opt(f)

@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import os
+import re
 import sys
 
 from .exitcodes import Exit
+
+
+LEVEL = re.compile(r"[-+]?[0-9]+")
 
 
 class UsageError(Exception):
@@ -26,11 +30,18 @@ def options(flags: dict):
         timeout = parse_duration(flags.get("request_timeout") or "10s")
     except ValueError as exc:
         raise UsageError(f"--request-timeout: {exc}")
+    level = flags.get("log_level")
+    if level is not None and not LEVEL.fullmatch(level):   # kubectl's -v is a number (its log level)
+        raise UsageError(f'invalid argument "{level}" for "-v, --v" flag: expected a number')
     conn = ConnOptions(kubeconfig=flags.get("kubeconfig"), context=flags.get("context"), cluster=flags.get("cluster"),
                        user=flags.get("user"), namespace=flags.get("namespace"), request_timeout=timeout or None,
                        all_namespaces=bool(flags.get("all_namespaces")), as_user=flags.get("as_user"),
                        as_groups=tuple(flags.get("as_groups") or ()), token=flags.get("token"),
-                       server=flags.get("server"), ca_file=flags.get("ca_file"), insecure=bool(flags.get("insecure")))
+                       server=flags.get("server"), ca_file=flags.get("ca_file"), insecure=bool(flags.get("insecure")),
+                       as_uid=flags.get("as_uid"), username=flags.get("username"), password=flags.get("password"),
+                       client_certificate=flags.get("client_certificate"), client_key=flags.get("client_key"),
+                       tls_server_name=flags.get("tls_server_name"),
+                       disable_compression=bool(flags.get("disable_compression")))
     return Options(conn=conn, output=flags.get("output") or "text", color=flags.get("color") or "auto",
                    source=flags.get("source"), tail=flags.get("tail") or 80, ignore=tuple(flags.get("ignore") or ()),
                    verbose=bool(flags.get("verbose")))

@@ -44,15 +44,35 @@ BY_WIDTH = {
         '  --ignore ID                    Skip a rule (repeatable).\n'
         '  -v, --verbose                  Show passed and not-applicable checks too.\n'
         '  --as USER                      Username to impersonate for the reads.\n'
-        '  --as-group GROUP               Group to impersonate (repeatable; needs\n'
-        '                                 --as).\n'
+        '  --as-group GROUP               Group to impersonate (repeatable; with --as\n'
+        "                                 or the kubeconfig's as).\n"
         '  --token TOKEN                  Bearer token for the API server (beats the\n'
-        "                                 kubeconfig user's).\n"
+        "                                 kubeconfig's token; a tokenFile still wins,\n"
+        '                                 as in kubectl).\n'
         "  -s, --server URL               The API server's address (beats the\n"
         "                                 kubeconfig's; works without one).\n"
         '  --certificate-authority PATH   CA certificate file for the API server.\n'
         "  --insecure-skip-tls-verify     Do not verify the API server's certificate\n"
         '                                 (insecure).\n'
+        '  --as-uid UID                   UID to impersonate (with --as or the\n'
+        "                                 kubeconfig's as).\n"
+        '  --username USER                Username for basic authentication to the API\n'
+        '                                 server.\n'
+        '  --password PASSWORD            Password for basic authentication to the API\n'
+        '                                 server.\n'
+        '  --client-certificate PATH      Client certificate file for TLS.\n'
+        '  --client-key PATH              Client key file for TLS.\n'
+        "  --tls-server-name NAME         Server name to check the API server's\n"
+        '                                 certificate against.\n'
+        '  --disable-compression          Ask for uncompressed answers.\n'
+        "  --cache-dir PATH               Accepted, as kubectl's; the plugin keeps no\n"
+        '                                 cache.\n'
+        "  --v N                          kubectl's log level (-v=N, --v N): accepted,\n"
+        '                                 logs nothing; -v alone is --verbose.\n'
+        "  --match-server-version         Accepted, as kubectl's (the plugin has no\n"
+        '                                 client version to match).\n'
+        "  --warnings-as-errors           Accepted, as kubectl's (the plugin's reads\n"
+        '                                 show no server warnings).\n'
         '  -h, --help                     Show this message and exit.\n'
         '\n'
         'Commands:\n'
@@ -100,12 +120,28 @@ BY_WIDTH = {
         '  --ignore ID                    Skip a rule (repeatable).\n'
         '  -v, --verbose                  Show passed and not-applicable checks too.\n'
         '  --as USER                      Username to impersonate for the reads.\n'
-        '  --as-group GROUP               Group to impersonate (repeatable; needs --as).\n'
-        "  --token TOKEN                  Bearer token for the API server (beats the kubeconfig user's).\n"
+        "  --as-group GROUP               Group to impersonate (repeatable; with --as or the kubeconfig's\n"
+        '                                 as).\n'
+        "  --token TOKEN                  Bearer token for the API server (beats the kubeconfig's token; a\n"
+        '                                 tokenFile still wins, as in kubectl).\n'
         "  -s, --server URL               The API server's address (beats the kubeconfig's; works without\n"
         '                                 one).\n'
         '  --certificate-authority PATH   CA certificate file for the API server.\n'
         "  --insecure-skip-tls-verify     Do not verify the API server's certificate (insecure).\n"
+        "  --as-uid UID                   UID to impersonate (with --as or the kubeconfig's as).\n"
+        '  --username USER                Username for basic authentication to the API server.\n'
+        '  --password PASSWORD            Password for basic authentication to the API server.\n'
+        '  --client-certificate PATH      Client certificate file for TLS.\n'
+        '  --client-key PATH              Client key file for TLS.\n'
+        "  --tls-server-name NAME         Server name to check the API server's certificate against.\n"
+        '  --disable-compression          Ask for uncompressed answers.\n'
+        "  --cache-dir PATH               Accepted, as kubectl's; the plugin keeps no cache.\n"
+        "  --v N                          kubectl's log level (-v=N, --v N): accepted, logs nothing; -v\n"
+        '                                 alone is --verbose.\n'
+        "  --match-server-version         Accepted, as kubectl's (the plugin has no client version to\n"
+        '                                 match).\n'
+        "  --warnings-as-errors           Accepted, as kubectl's (the plugin's reads show no server\n"
+        '                                 warnings).\n'
         '  -h, --help                     Show this message and exit.\n'
         '\n'
         'Commands:\n'

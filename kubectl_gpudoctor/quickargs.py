@@ -30,6 +30,19 @@ OPTIONS: Dict[str, Tuple[Tuple[str, ...], object]] = {
     "server": (("-s", "--server"), "value"),
     "ca_file": (("--certificate-authority",), "value"),
     "insecure": (("--insecure-skip-tls-verify",), "flag"),
+    "as_uid": (("--as-uid",), "value"),
+    "username": (("--username",), "value"),
+    "password": (("--password",), "value"),
+    "client_certificate": (("--client-certificate",), "value"),
+    "client_key": (("--client-key",), "value"),
+    "tls_server_name": (("--tls-server-name",), "value"),
+    "disable_compression": (("--disable-compression",), "flag"),
+    "cache_dir": (("--cache-dir",), "value"),
+    "log_level": (("--v",), "value"),
+    "match_server_version": (("--match-server-version",), "flag"),
+    "warnings_as_errors": (("--warnings-as-errors",), "flag"),
+    "vmodule": (("--vmodule",), "value"),
+    "log_flush_frequency": (("--log-flush-frequency",), "value"),
 }
 # cli.py's subcommands: a first word that names one is a command, not a pod.
 COMMANDS = ("bundle", "help", "node", "pod", "rules", "scan", "version", "workload")

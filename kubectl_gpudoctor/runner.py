@@ -126,14 +126,14 @@ def scan(opts: Options, all_namespaces: bool):
 def classify(exc: BaseException) -> Optional[Tuple[Exit, str]]:
     """(exit code, one-line message) for the failures a user can cause or meet; None for bugs."""
     from .collect.api import ClusterError, TargetNotFound
-    from .collect.kubeconfig import KubeconfigError, NoConfiguration
+    from .collect.kubeconfig import CredentialError, KubeconfigError, NoConfiguration
     from .kube.names import InvalidName
     from .offline.bundle import BundleError
     from .offline.load import OfflineError
 
     if isinstance(exc, (OfflineError, KubeconfigError, TargetNotFound, InvalidName, BundleError)):
         return Exit.USAGE, str(exc)
-    if isinstance(exc, (ClusterError, NoConfiguration)):
+    if isinstance(exc, (ClusterError, NoConfiguration, CredentialError)):
         return Exit.UNDIAGNOSABLE, str(exc)
     return None
 

@@ -12,6 +12,12 @@ NODE_WORDS = ("no", "node", "nodes")
 SUPPORTED = "pods (po/), nodes (no/) and workloads: deploy, sts, ds, rs, job, cronjob (cj)"
 # pflag accepts a shorthand flag with `=`: `-n=ns`, `-o=json`; click would keep the `=` in the value.
 _SHORT_EQUALS = re.compile(r"^(-[A-Za-z])=(.*)$", re.S)
+# kubectl's global boolean flags, which pflag also takes as `--flag=false` (strconv.ParseBool's spellings)
+KUBECTL_BOOL_FLAGS = ("--insecure-skip-tls-verify", "--disable-compression", "--match-server-version",
+                      "--warnings-as-errors")
+_GO_BOOLS = {**dict.fromkeys(("1", "t", "T", "TRUE", "true", "True"), True),
+             **dict.fromkeys(("0", "f", "F", "FALSE", "false", "False"), False)}
+_LEVEL = re.compile(r"^-v=?([0-9]+|(?<==).*)$", re.S)
 
 
 class TargetError(ValueError):
@@ -19,11 +25,28 @@ class TargetError(ValueError):
 
 
 def split_short_equals(argv: Sequence[str]) -> List[str]:
-    """`-n=ns` -> `-n ns` (up to a `--`)."""
+    """`-n=ns` -> `-n ns`; kubectl's log level `-v=8`, `-v8`, `-v 8` -> `--v=8` (`-v` alone stays the plugin's
+    --verbose); kubectl's `--insecure-skip-tls-verify=true|false` -> the flag or nothing (up to a `--`)."""
     out: List[str] = []
-    for i, arg in enumerate(argv):
+    i = 0
+    while i < len(argv):
+        arg = argv[i]
+        i += 1
         if arg == "--":
-            return out + list(argv[i:])
+            return out + list(argv[i - 1:])
+        name, eq, value = arg.partition("=")
+        if eq and name in KUBECTL_BOOL_FLAGS and value in _GO_BOOLS:   # pflag: --insecure-skip-tls-verify=false
+            if _GO_BOOLS[value]:
+                out.append(name)
+            continue
+        level = _LEVEL.match(arg)
+        if level:
+            out.append("--v=" + level.group(1))
+            continue
+        if arg == "-v" and i < len(argv) and argv[i].isascii() and argv[i].isdigit():
+            out.append("--v=" + argv[i])
+            i += 1
+            continue
         m = _SHORT_EQUALS.match(arg)
         out += [m.group(1), m.group(2)] if m else [arg]
     return out

@@ -78,10 +78,11 @@ def test_malformed_kubeconfig_exit_2(capsys, tmp_path):
     kc = tmp_path / "config"
     kc.write_text("apiVersion: v1\nclusters: [\n")
     code, out, err = run(capsys, "some-pod", "--kubeconfig", str(kc))
-    assert code == 2 and out == "" and "invalid kubeconfig" in one_line_error(err)
+    # kubectl: error loading config file "…": yaml: line 2: did not find expected node content
+    assert code == 2 and out == "" and f'error loading config file "{kc}": yaml: line ' in one_line_error(err)
     kc.write_text("apiVersion: v1\nkind: Config\ncurrent-context: nope\ncontexts: []\nclusters: []\nusers: []\n")
     code, _, err = run(capsys, "some-pod", "--kubeconfig", str(kc))
-    assert code == 2 and 'context "nope" does not exist' in one_line_error(err)
+    assert code == 2 and "context was not found for specified context: nope" in one_line_error(err)
 
 
 def test_no_configuration_at_all_exit_3(capsys, tmp_path, monkeypatch):
@@ -176,3 +177,51 @@ def test_bundle_round_trip_offline(capsys, tmp_path):
     again = verdict.diagnose_pod(offline.load(out, "Pod"))
     first = verdict.diagnose_pod(ev)
     assert again.to_dict() == first.to_dict()
+
+
+OOM_POD = "inference-7d9f8b6c5-x2x9q"
+KUBECTL_GLOBALS = [
+    ("--as-uid", "1001"), ("--username", "admin"), ("--password", "hunter2"), ("--client-certificate", "c.crt"),
+    ("--client-key", "c.key"), ("--tls-server-name", "api.internal"), ("--disable-compression",),
+    ("--cache-dir", "/tmp/kube-cache"), ("--match-server-version",), ("--warnings-as-errors",),
+    ("-v=8",), ("--v=8",), ("--v", "8"), ("-v", "8"), ("-v8",),
+    ("--insecure-skip-tls-verify=false",), ("--disable-compression=true",), ("--match-server-version=0",),
+    ("--vmodule", "round_trippers=8"), ("--log-flush-frequency=5s",),
+]
+
+
+@pytest.mark.parametrize("flag", KUBECTL_GLOBALS, ids=lambda f: " ".join(f))
+def test_kubectl_global_flags_are_accepted(capsys, flag):
+    """kubectl hands a plugin every argument, its global flags included: each is accepted before or after the
+    pod name (a saved case: no cluster needed to parse them)."""
+    for args in ((OOM_POD, "--from", OOM, *flag), (*flag, OOM_POD, "--from", OOM)):
+        code, out, err = run(capsys, *args, "-o", "json")
+        assert code == 1 and json.loads(out)["rootCause"] == "oom-killed", err
+
+
+def test_kubectls_log_level_is_not_the_plugins_verbose(capsys):
+    """`-v` alone lists the passed checks (the plugin's --verbose); `-v=8`, `-v 8`, `--v=8` are kubectl's log level
+    (accepted, nothing more); a level that is not a number is refused, as kubectl refuses it."""
+    _, quiet, _ = run(capsys, OOM_POD, "--from", OOM, "-v=8")
+    _, verbose, _ = run(capsys, OOM_POD, "--from", OOM, "-v")
+    _, plain, _ = run(capsys, OOM_POD, "--from", OOM)
+    assert quiet == plain and len(verbose) > len(plain)
+    for bad in ("-v=abc", "--v=high", "--v="):
+        code, out, err = run(capsys, OOM_POD, "--from", OOM, bad)
+        assert code == 2 and out == "" and 'for "-v, --v" flag' in one_line_error(err)
+    kubectl = shutil.which("kubectl")
+    if kubectl:
+        import subprocess
+        proc = subprocess.run([kubectl, "get", "pod", "x", "-v=abc"], capture_output=True, text=True, timeout=60)
+        assert proc.returncode != 0 and 'invalid argument "abc" for "-v, --v" flag' in proc.stderr
+
+
+def test_kubectls_boolean_flags_take_pflags_values():
+    """pflag reads `--insecure-skip-tls-verify=false` as the flag off, `=true` (or 1, t, T…) as on."""
+    from kubectl_gpudoctor.command import options
+    from kubectl_gpudoctor.quickargs import parse
+    from kubectl_gpudoctor.targets import split_short_equals
+    on = parse(split_short_equals(["x", "--insecure-skip-tls-verify=T", "--disable-compression=1"]))[1]
+    off = parse(split_short_equals(["x", "--insecure-skip-tls-verify=false", "--disable-compression=0"]))[1]
+    assert options(on).conn.insecure and options(on).conn.disable_compression
+    assert not options(off).conn.insecure and not options(off).conn.disable_compression

@@ -60,7 +60,8 @@ def test_subcommand_arguments():
 def test_flags_come_from_the_cli():
     got, directive = values(["--"])
     assert directive == completion.NO_FILE_COMP
-    long_opts = {o for p in main_group.params for o in p.opts + p.secondary_opts if o.startswith("--")}
+    long_opts = {o for p in main_group.params if not getattr(p, "hidden", False)
+                 for o in p.opts + p.secondary_opts if o.startswith("--")}
     assert long_opts <= set(got)
     assert values(["--out"])[0] == ["--output"]
     words, _ = completion.complete(["--out"], FakeLister())

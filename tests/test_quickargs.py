@@ -51,6 +51,11 @@ def test_the_flag_table_is_clicks():
     ["-n", "a", "mypod", "-n", "b"],                                   # the pod command's own flag wins
     ["--ignore", "oom-killed", "mypod", "--ignore", "app-error"],     # …and its list replaces the one before it
     ["mypod", "--from", "bundle.tgz", "--request-timeout", "30s", "--insecure-skip-tls-verify", "-s", "https://x"],
+    # kubectl's global flags, which kubectl hands the plugin (-v=8 and -v 8 are its log level, -v alone --verbose)
+    ["mypod", "--as", "jane", "--as-uid", "1001", "--tls-server-name", "api.internal", "--disable-compression"],
+    ["--username", "admin", "--password=hunter2", "mypod", "--client-certificate", "c.crt", "--client-key", "c.key"],
+    ["mypod", "-v=8", "--cache-dir", "/tmp/c", "--match-server-version", "--warnings-as-errors"],
+    ["mypod", "-v", "8"], ["mypod", "--v", "8", "-v"], ["-v8", "mypod"], ["mypod", "--v=8"],
 ])
 def test_common_command_lines_are_read_as_click_reads_them(argv, monkeypatch):
     quick = quickargs.parse(split_short_equals(argv))
