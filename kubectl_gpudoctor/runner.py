@@ -127,11 +127,12 @@ def classify(exc: BaseException) -> Optional[Tuple[Exit, str]]:
     """(exit code, one-line message) for the failures a user can cause or meet; None for bugs."""
     from .collect.api import ClusterError, TargetNotFound
     from .collect.kubeconfig import CredentialError, KubeconfigError, NoConfiguration
+    from .collect.transport import Refused
     from .kube.names import InvalidName
     from .offline.bundle import BundleError
     from .offline.load import OfflineError
 
-    if isinstance(exc, (OfflineError, KubeconfigError, TargetNotFound, InvalidName, BundleError)):
+    if isinstance(exc, (OfflineError, KubeconfigError, Refused, TargetNotFound, InvalidName, BundleError)):
         return Exit.USAGE, str(exc)
     if isinstance(exc, (ClusterError, NoConfiguration, CredentialError)):
         return Exit.UNDIAGNOSABLE, str(exc)

@@ -12,7 +12,7 @@ from typing import Dict, List, Optional, Tuple
 
 from . import goyaml, kubeconfig_decode, kubeconfig_validate
 from ..record import record
-from .transport import Credentials, Transport, basic_auth
+from .transport import Credentials, Refused, Transport, basic_auth, mask_url
 
 
 class KubeconfigError(Exception):
@@ -97,11 +97,11 @@ def connect(opts: ConnOptions) -> Connection:
             raise NoConfiguration("no kubeconfig found (~/.kube/config, KUBECONFIG or --kubeconfig) "
                                   "and not running inside a cluster")
         transport = Transport(creds, opts.request_timeout)
-    except (KubeconfigError, CredentialError, NoConfiguration):
+    except (KubeconfigError, CredentialError, NoConfiguration, Refused):
         raise
     except (OSError, UnicodeDecodeError, ValueError) as exc:
         raise KubeconfigError(f"invalid kubeconfig: {_one_line(exc)}") from None
-    return Connection(transport, opts.namespace or namespace or "default", creds.server, context)
+    return Connection(transport, opts.namespace or namespace or "default", mask_url(creds.server), context)
 
 
 def _in_cluster_possible() -> bool:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from typing import List
 
+from .transport import mask_url
 from ..data.kubeconfig_schema import (EXEC_API_VERSIONS, INTERACTIVE_DEFAULTED, INTERACTIVE_MODES,
                                      REMOVED_AUTH_PROVIDERS)
 
@@ -84,7 +85,7 @@ def _cluster(name: str, c: dict) -> List[str]:
     if proxy:
         scheme = proxy.partition(":")[0].lower() if ":" in proxy else ""
         if scheme not in ("http", "https", "socks5"):
-            out.append(f"invalid 'proxy-url' \"{_redacted(proxy)}\" for cluster \"{name}\": unsupported scheme \"{scheme}\", "
+            out.append(f"invalid 'proxy-url' \"{mask_url(proxy)}\" for cluster \"{name}\": unsupported scheme \"{scheme}\", "
                        "must be http, https, or socks5")
     if c.get("certificate-authority") and c.get("certificate-authority-data"):
         out.append(f"certificate-authority-data and certificate-authority are both specified for {name}. "
@@ -117,13 +118,3 @@ def _transport(user_name: str, u: dict, c: dict) -> List[str]:
 def resolve(path: str, base: str) -> str:
     """A path from a kubeconfig, as client-go resolves it: relative to the file that holds it (no `~`)."""
     return path if os.path.isabs(path) else os.path.join(base, path)
-
-
-def _redacted(url: str) -> str:
-    """The URL with its password shown as xxxxx (Go's URL.Redacted). (The transport's mask_url, once merged,
-    does the same for every message.)"""
-    scheme, sep, rest = url.partition("://")
-    userinfo, at, host = rest.rpartition("@") if sep else ("", "", rest)
-    if not at or ":" not in userinfo.split("/")[0]:
-        return url
-    return f"{scheme}{sep}{userinfo.split(':', 1)[0]}:xxxxx@{host}"
