@@ -130,15 +130,17 @@ def test_an_encrypted_client_key_fails_at_once_without_a_prompt(tmp_path, fmt):
 
 
 def test_the_kubeconfig_path_turns_a_refused_server_into_a_one_line_exit_2_error(tmp_path):
-    """kubeconfig.connect builds the Transport; Refused is a ValueError, which it reports as KubeconfigError."""
-    from kubectl_gpudoctor.collect.kubeconfig import ConnOptions, KubeconfigError, connect
+    """kubeconfig.connect builds the Transport; its Refused reaches the command layer as is (a usage error, exit 2)."""
+    from kubectl_gpudoctor.collect.kubeconfig import ConnOptions, connect
+    from kubectl_gpudoctor.runner import classify
     kc = tmp_path / "kubeconfig"
     kc.write_text("apiVersion: v1\nkind: Config\ncurrent-context: x\nclusters:\n- name: c\n  cluster:\n"
                   "    server: 127.0.0.1:6443\ncontexts:\n- name: x\n  context:\n    cluster: c\n    user: u\n"
                   "users:\n- name: u\n  user:\n    token: S3CRET-TOKEN\n")
-    with pytest.raises(KubeconfigError) as caught:
+    with pytest.raises(Refused) as caught:
         connect(ConnOptions(kubeconfig=str(kc)))
     assert "https://" in str(caught.value) and "S3CRET" not in str(caught.value)
+    assert classify(caught.value)[0] == 2
 
 
 @pytest.mark.parametrize("creds", [{"authorization": "Bearer abc\r\nImpersonate-User: admin"},
