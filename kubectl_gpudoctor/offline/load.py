@@ -12,6 +12,7 @@ import yaml
 
 from ..evidence import KNOWN_SOURCES, Evidence, Gap, Target, source_of
 from ..kube import podstate
+from ..kube import shapes as kshapes
 from ..kube.timeutil import format_time, parse_time
 from . import shapes
 from .files import MAX_ARCHIVE_BYTES, MAX_ARCHIVE_MEMBERS, MAX_FILE_BYTES, OfflineError, check_archive, plain_tree, read_tail, read_text, regular
@@ -52,7 +53,7 @@ def load(path: str, kind: str = "Pod", name: Optional[str] = None, namespace: Op
             objects, logs, meta = _read_bundle(path, tail)
     else:
         objects, logs, meta = _read_objects(path), {}, {}
-    shapes.check(objects, meta, path)   # malformed input is a usage error naming the field, not a crash
+    shapes.check_meta(meta, path)   # a malformed bundle.yaml is a usage error naming the field, not a crash
     return _evidence(objects, logs, meta, kind, name, namespace, tail)
 
 
@@ -254,10 +255,22 @@ def _single_subdir(path: str) -> str:
 # --- evidence ------------------------------------------------------------------
 
 def _evidence(objects, logs, meta, kind, name, namespace, tail) -> Evidence:
+    # an object without a name cannot be the target, nor be told apart from others: dropped before the target
+    # is chosen; every other malformed object is dropped (the target: its malformed fields) once it is known
+    nameless = [(o, p) for o in objects for p in [kshapes.problems(o, o.get("kind"))[:1]]
+                if p and p[0][0] in (("metadata",), ("metadata", "name"))]
+    if nameless:
+        skip = {id(o) for o, _ in nameless}
+        objects = [o for o in objects if id(o) not in skip]
     target = _target(objects, meta, kind, name, namespace)
     ev = Evidence(target=target, logs=logs, tail_lines=int(meta.get("tailLines") or tail))
+    for obj, found in nameless:
+        kshapes.note(ev, source_of(obj.get("kind") or "?"), "1 object skipped: " + found[0][1])
     seen = set()
     for obj in objects:   # what Evidence.add does, in one pass: thousands of saved pods stay linear
+        obj = kshapes.screened(ev, obj, obj.get("kind"))
+        if obj is None:
+            continue
         m = obj.get("metadata") or {}
         key = (obj.get("kind"), m.get("namespace"), m.get("name"), m.get("uid"))
         if obj.get("kind") and key not in seen:
