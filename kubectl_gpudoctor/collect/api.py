@@ -10,7 +10,7 @@ from ..evidence import Evidence, Gap
 from ..kube import shapes
 from ..kube.names import InvalidName, safe_segment
 from ..record import field, record
-from ..safety.redact import secret_metadata
+from ..safety.redact import remember_names, secret_metadata
 from .parallel import Parallel
 from .transport import Timeout, Unreachable
 
@@ -126,6 +126,7 @@ def read_target(api: Api, path: str, what: str, ns=None, meanwhile: Optional[Cal
 def _target_shaped(api: Api, obj: dict, what: str, where: str) -> dict:
     """The target with its malformed fields removed (each remembered for the gap list); an answer without a
     name is no object at all: the diagnosis cannot name what it diagnoses."""
+    remember_names(obj)
     found = shapes.problems(obj, None, walk=True)
     if not found:
         return obj
@@ -154,6 +155,7 @@ def store(ev: Evidence, req: Request, resp: Response) -> None:
                 item = shapes.screened(ev, item, req.kind, walk=resp.message == _REFUSED)
                 if item is None:
                     continue
+                remember_names(item)   # names are never masked as secrets in reports and bundles
                 # Secrets: keep metadata only, even if a server ignored the PartialObjectMetadata Accept.
                 ev.add(secret_metadata(item) if req.kind == "Secret" else item, req.kind)
     elif resp.reason == "not-found":

@@ -14,6 +14,7 @@ from ..evidence import KNOWN_SOURCES, Evidence, Gap, Target, source_of
 from ..kube import podstate
 from ..kube import shapes as kshapes
 from ..kube.timeutil import format_time, parse_time
+from ..safety.redact import remember_names
 from . import shapes
 from .files import MAX_ARCHIVE_BYTES, MAX_ARCHIVE_MEMBERS, MAX_FILE_BYTES, OfflineError, check_archive, plain_tree, read_tail, read_text, regular
 from .. import lazyre
@@ -271,6 +272,7 @@ def _evidence(objects, logs, meta, kind, name, namespace, tail) -> Evidence:
         obj = kshapes.screened(ev, obj, obj.get("kind"))
         if obj is None:
             continue
+        remember_names(obj)   # names are never masked as secrets in reports and bundles
         m = obj.get("metadata") or {}
         key = (obj.get("kind"), m.get("namespace"), m.get("name"), m.get("uid"))
         if obj.get("kind") and key not in seen:
