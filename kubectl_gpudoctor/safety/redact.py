@@ -80,7 +80,7 @@ _UNESCAPED = {"\\/": "/", "\\u002f": "/", "\\u002F": "/", "\\u003a": ":", "\\u00
 # or digest of an image reference, a path segment.
 _HARMLESS_BEFORE = lazyre.compile(r"(?i)(?:sha(?:1|224|256|384|512)[-:=]|md5[-:=]|(?:x-amz-id-2|x-amz-request-id|"
                                   r"host ?id|request ?id|extended ?request ?id|requestid|continue)[\"']?\s*[:=]\s*"
-                                  r"[\"']?|[a-z0-9][a-z0-9.-]*(?::[0-9]+)?/[a-z0-9._/-]+[:@])\Z")
+                                  r"[\"']?|[a-z0-9][a-z0-9.-]*(?::[0-9]+)?/[a-z0-9._/-]+[:@][A-Za-z0-9_.-]*)\Z")
 _WORDY = lazyre.compile(r"[A-Z]?[a-z]{3,}")
 
 _NAMES: set = set()   # Kubernetes names of the objects read (kept verbatim): only those a shape would mask
