@@ -70,7 +70,7 @@ SECRETS = [
     ("redis://:r3dis-pass@redis-master:6379/0", "r3dis-pass", "password"),
     ("WANDB_API_KEY=" + HEX40, HEX40, "wandb-key"),
     ("$ wandb login " + HEX40[::-1], HEX40[::-1], "wandb-key"),
-    ("caBundle-that-is-a-key: MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQDx3k7vQ", 
+    ("caBundle-that-is-a-key: MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQDx3k7vQ",
      "MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQDx3k7vQ", "secret"),
     ("signing key 9Xk2mQ7vR4tL8pW3nZ6yB1cF5hJ0dS7gA2eK4uY8oI3w", "9Xk2mQ7vR4tL8pW3nZ6yB1cF5hJ0dS7gA2eK4uY8oI3w", "secret"),
 ]
