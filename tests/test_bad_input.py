@@ -241,3 +241,39 @@ def test_offline_scan_diagnoses_at_most_25_pods(tmp_path):
     assert proc.returncode == 1, proc.stderr
     doc = json.loads(proc.stdout)
     assert doc["gpuPods"] == 300 and len(doc["items"]) == 25
+
+
+def test_local_input_failures_are_one_line_exit_2(tmp_path):
+    """Each place a user's own files can be wrong ends in one line and exit 2, never `internal error`."""
+    proc = run_plugin("bundle", POD, "--from", OOM, "-f", str(tmp_path / "missing" / "b.tgz"))
+    _one_line_exit_2(proc)
+    assert "does not exist" in proc.stderr
+    (tmp_path / "a-file").write_text("x")
+    _one_line_exit_2(run_plugin("bundle", POD, "--from", OOM, "-f", str(tmp_path / "a-file")))
+    _one_line_exit_2(run_plugin("bundle", POD, "--from", OOM, "-f", str(tmp_path / "a-file" / "inside")))
+    case = tmp_path / "case"
+    shutil.copytree(OOM, case)
+    shutil.rmtree(case / "logs" / "serving")
+    (case / "logs" / "serving").write_text("not a directory")   # logs/<ns> a file: no logs, not a crash
+    proc = run_plugin("--from", str(case), "-o", "json")
+    assert proc.returncode in (0, 1), proc.stderr
+    assert json.loads(proc.stdout)["target"]["name"] == POD
+
+
+@pytest.mark.parametrize("value", ["1e1000", "Infinity", "NaN", "-Inf", "1_000", "8e99999999"])
+def test_absurd_quantities_cost_their_object_not_the_run(tmp_path, value):
+    """A node whose allocatable says `nvidia.com/gpu: <value>` is skipped with a gap naming the field; the target's
+    own limit with that value is ignored with a gap; both reports still come."""
+    case = tmp_path / "case"
+    shutil.copytree(OOM, case)
+    docs = [d for d in yaml.safe_load_all((case / "objects.yaml").read_text()) if d]
+    for doc in docs:
+        if doc["kind"] == "Node":
+            doc["status"]["allocatable"]["nvidia.com/gpu"] = value
+        if doc["kind"] == "Pod":
+            doc["spec"]["containers"][0]["resources"].setdefault("limits", {})["memory"] = value
+    (case / "objects.yaml").write_text(yaml.safe_dump_all(docs))
+    proc = run_plugin("--from", str(case), "-o", "json", timeout=GUARD)
+    assert proc.returncode in (0, 1), proc.stderr
+    gaps = {g["source"]: g["detail"] for g in json.loads(proc.stdout)["gaps"] if g["reason"] == "malformed"}
+    assert "status.allocatable.nvidia.com/gpu" in gaps["nodes"] and "resources.limits.memory" in gaps["pods"], gaps

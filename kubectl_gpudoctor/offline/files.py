@@ -48,9 +48,12 @@ def read_tail(path: str, lines: int) -> Optional[str]:
         size = regular(path).st_size
     except OfflineError:
         return None
-    with open(path, "rb") as f:
-        f.seek(max(0, size - LOG_TAIL_BYTES))
-        data = f.read(LOG_TAIL_BYTES)
+    try:
+        with open(path, "rb") as f:
+            f.seek(max(0, size - LOG_TAIL_BYTES))
+            data = f.read(LOG_TAIL_BYTES)
+    except OSError:   # unreadable (permissions): skipped like a log that is not there
+        return None
     text = data.decode("utf-8", errors="replace")
     if size > LOG_TAIL_BYTES and "\n" in text:
         text = text.split("\n", 1)[1]           # the first line was cut by the byte bound

@@ -136,8 +136,10 @@ def _read_bundle(root: str, tail: int = 80):
     logs = {}
     log_root = os.path.join(root, "logs")
     if os.path.isdir(log_root):
-        for ns in sorted(os.listdir(log_root)):
-            for pod in sorted(os.listdir(os.path.join(log_root, ns))):
+        # logs/<namespace>/<pod>/<container>.log: anything else in that tree (a file where a directory belongs,
+        # a directory named like a log) is not a log and is left out, as a log that cannot be read is
+        for ns in _subdirs(log_root):
+            for pod in _subdirs(os.path.join(log_root, ns)):
                 pod_dir = os.path.join(log_root, ns, pod)
                 for fname in sorted(os.listdir(pod_dir)):
                     previous = fname.endswith(PREVIOUS_SUFFIX)
@@ -151,6 +153,13 @@ def _read_bundle(root: str, tail: int = 80):
     if not objects:
         raise OfflineError(f"--from {root}: no Kubernetes objects found (expected objects.yaml or *.json)")
     return objects, logs, meta
+
+
+def _subdirs(path: str) -> List[str]:
+    try:
+        return [d for d in sorted(os.listdir(path)) if os.path.isdir(os.path.join(path, d))]
+    except OSError as exc:
+        raise OfflineError(f"{path}: cannot be read ({exc.strerror or exc})") from None
 
 
 def _tail_lines(meta: dict, tail: int) -> int:
