@@ -347,6 +347,10 @@ class FakeApiServer:
         # pods costs that node's pods, not a scan of every pod (pkg/registry/core/pod NodeNameIndexFunc).
         self._pods_by_node: dict[str, dict] = {}
         self._faults: list[Fault] = []
+        # A hostile or broken server, for tests: answer whole objects even when PartialObjectMetadata is asked for,
+        # and serve a raw body (bytes, as is) for a path.
+        self.ignore_metadata_accept = False
+        self.raw_bodies: dict[str, bytes] = {}
         self._httpd = self._tmp = None
         for api_version, kind, namespaced, short in BUILTINS:
             self._register(api_version, kind, namespaced, short)
@@ -493,6 +497,8 @@ class FakeApiServer:
             return 200, JSON, _dumps(VERSION)
         if path in ("/healthz", "/livez", "/readyz"):
             return 200, "text/plain; charset=utf-8", b"ok"
+        if path in self.raw_bodies:
+            return 200, JSON, self.raw_bodies[path]
         discovery = self._discovery(path.rstrip("/"))
         if discovery is not None:
             # Plain JSON even when kubectl asks for aggregated discovery (apidiscovery.k8s.io/v2) first:
@@ -575,7 +581,7 @@ class FakeApiServer:
             return self._pod_log(obj, query)
         if req.sub not in (None, "status"):
             raise not_found()
-        if wants_metadata(accept):
+        if wants_metadata(accept) and not self.ignore_metadata_accept:
             return {"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1", "metadata": obj["metadata"]}
         return obj
 
@@ -607,7 +613,7 @@ class FakeApiServer:
             meta["continue"] = base64.urlsafe_b64encode(json.dumps(token).encode()).decode()
             if not preds:  # the apiserver cannot count what remains once a selector filters
                 meta["remainingItemCount"] = len(items) - end
-        if wants_metadata(accept):
+        if wants_metadata(accept) and not self.ignore_metadata_accept:
             return {"kind": "PartialObjectMetadataList", "apiVersion": "meta.k8s.io/v1", "metadata": meta,
                     "items": [{"metadata": o["metadata"]} for o in items[start:end]]}
         return {"kind": f"{res.kind}List", "apiVersion": f"{res.group}/{res.version}".lstrip("/"), "metadata": meta,
