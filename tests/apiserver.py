@@ -450,6 +450,14 @@ class FakeApiServer:
                 self._pods_by_node.setdefault(_node_name(obj), {})[key] = obj
             self._store[(group, version, res.name)][key] = obj
 
+    def stored(self, kind: str, namespace: str | None, name: str) -> dict | None:
+        """The object as held (the same dict every index serves): a test may edit it in place."""
+        with self._lock:
+            for key, res in self._resources.items():
+                if res.kind == kind and (namespace or "", name) in self._store[key]:
+                    return self._store[key][(namespace or "", name)]
+        return None
+
     def remove(self, kind: str, namespace: str | None, name: str) -> bool:
         with self._lock:
             keys = [k for k, r in self._resources.items() if r.kind == kind]

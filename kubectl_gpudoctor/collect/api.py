@@ -111,7 +111,7 @@ def read_target(api: Api, path: str, what: str, ns=None, meanwhile: Optional[Cal
     resp = api.get(path, meanwhile=meanwhile)
     where = f" in namespace {ns}" if ns else ""
     if resp.reason == "ok" and isinstance(resp.body, dict):
-        return _target_shaped(api, resp.body, what, where)
+        return _target_shaped(api, resp.body, what, where, ns)
     if resp.reason == "invalid":
         raise InvalidName(f"cannot read {what}{where}: {resp.message}")
     if resp.reason == "not-found":
@@ -123,10 +123,20 @@ def read_target(api: Api, path: str, what: str, ns=None, meanwhile: Optional[Cal
     raise ClusterError(f"cannot reach the API server: {resp.message}")
 
 
-def _target_shaped(api: Api, obj: dict, what: str, where: str) -> dict:
+def _in_namespace(obj, ns: Optional[str]):
+    """A namespaced object read from a namespace's path is in that namespace: a missing metadata.namespace is
+    filled in from the path (a repair that changes no meaning; a wrong one is left to the shape checks)."""
+    meta = obj.get("metadata") if isinstance(obj, dict) else None
+    if ns and isinstance(meta, dict) and meta.get("namespace") is None:
+        return dict(obj, metadata=dict(meta, namespace=ns))
+    return obj
+
+
+def _target_shaped(api: Api, obj: dict, what: str, where: str, ns: Optional[str] = None) -> dict:
     """The target with its malformed fields removed (each remembered for the gap list); an answer without a
     name is no object at all: the diagnosis cannot name what it diagnoses."""
     remember_names(obj)
+    obj = _in_namespace(obj, ns)
     found = shapes.problems(obj, None, walk=True)
     if not found:
         return obj
@@ -150,7 +160,8 @@ def store(ev: Evidence, req: Request, resp: Response) -> None:
                 # List items carry no kind/apiVersion, and metadata-only reads say PartialObjectMetadata:
                 # stamp the real ones so evidence and bundles read like `kubectl get -o yaml`.
                 if req.kind and isinstance(item, dict):
-                    item = dict(item, kind=req.kind, apiVersion=_api_version(req.path))
+                    item = _in_namespace(dict(item, kind=req.kind, apiVersion=_api_version(req.path)),
+                                         _listed_in(req.path))
                 # one malformed object is dropped with a gap naming its field; the rules read the rest
                 item = shapes.screened(ev, item, req.kind, walk=resp.message == _REFUSED)
                 if item is None:
@@ -175,6 +186,13 @@ def store(ev: Evidence, req: Request, resp: Response) -> None:
 def _api_version(path: str) -> str:
     parts = path.strip("/").split("/")
     return parts[1] if parts[0] == "api" else "/".join(parts[1:3])
+
+
+def _listed_in(path: str) -> Optional[str]:
+    """The namespace of a namespaced read (`…/namespaces/<ns>/<resource>[/<name>]`); None for cluster scope."""
+    parts = path.strip("/").split("/")
+    i = parts.index("namespaces") if "namespaces" in parts else -1
+    return parts[i + 1] if 0 <= i and len(parts) >= i + 3 else None
 
 
 def _namespace_of(path: str) -> Optional[str]:
