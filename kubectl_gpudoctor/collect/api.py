@@ -143,10 +143,11 @@ def _target_shaped(api: Api, obj: dict, what: str, where: str, ns: Optional[str]
     if found[0][0] in (("metadata",), ("metadata", "name")) or not isinstance(obj, dict):
         raise ClusterError(f"cannot read {what}{where}: the API server answered with no object ({found[0][1]})")
     kind = obj.get("kind") or "object"
-    m = obj["metadata"]
+    fixed = _in_namespace(shapes.repaired(obj, found, None, walk=True), ns)
+    m = fixed["metadata"]
     api.repairs.setdefault((m.get("namespace"), m["name"]), []).append(
         (shapes.source_of(kind), f"{kind.lower()} {m['name']}: field ignored: " + "; ".join(p for _, p in found)))
-    return shapes.repaired(obj, found, None, walk=True)
+    return fixed
 
 
 def store(ev: Evidence, req: Request, resp: Response) -> None:

@@ -8,6 +8,7 @@ from functools import lru_cache
 from typing import Iterator, List, Optional, Tuple
 
 from ..evidence import Evidence, Gap, source_of
+from .quantity import parse_quantity
 from .timeutil import parse_time
 
 INT32 = (-2 ** 31, 2 ** 31 - 1)
@@ -34,22 +35,22 @@ class Refused:
 _META = {"metadata": "map", "metadata.name": "str", "metadata.namespace": "str", "metadata.uid": "str",
          "metadata.labels": "map", "metadata.labels{}": "str", "metadata.annotations": "map",
          "metadata.annotations{}": "str", "metadata.ownerReferences": "list", "metadata.ownerReferences[]": "map",
-         "metadata.ownerReferences[].kind": "str", "metadata.ownerReferences[].name": "str",
+         "metadata.ownerReferences[].kind": "str!", "metadata.ownerReferences[].name": "str!",
          "metadata.ownerReferences[].uid": "str", "metadata.creationTimestamp": "time",
          "metadata.deletionTimestamp": "time", "spec": "map", "status": "map"}
-_CONDITIONS = {"conditions": "list", "conditions[]": "map", "conditions[].type": "str", "conditions[].status": "str",
+_CONDITIONS = {"conditions": "list", "conditions[]": "map", "conditions[].type": "str!", "conditions[].status": "str!",
                "conditions[].reason": "str", "conditions[].message": "str", "conditions[].lastTransitionTime": "time"}
-_CONTAINER = {"": "map", "name": "str", "image": "str", "command": "list", "command[]": "scalar", "args": "list",
-              "args[]": "scalar", "env": "list", "env[]": "map", "env[].name": "str", "env[].value": "scalar",
+_CONTAINER = {"": "map", "name": "str!", "image": "str", "command": "list", "command[]": "scalar", "args": "list",
+              "args[]": "scalar", "env": "list", "env[]": "map", "env[].name": "str!", "env[].value": "scalar",
               "resources": "map", "resources.limits": "map", "resources.limits{}": "quantity",
               "resources.requests": "map", "resources.requests{}": "quantity", "ports": "list", "ports[]": "map",
-              "volumeMounts": "list", "volumeMounts[]": "map", "volumeMounts[].name": "str",
-              "volumeMounts[].mountPath": "str"}
+              "volumeMounts": "list", "volumeMounts[]": "map", "volumeMounts[].name": "str!",
+              "volumeMounts[].mountPath": "str!"}
 _STATE = {"": "map", "waiting": "map", "running": "map", "terminated": "map", "waiting.reason": "str",
           "waiting.message": "str", "terminated.reason": "str", "terminated.message": "str",
           "terminated.exitCode": "int32", "terminated.signal": "int32", "terminated.startedAt": "time",
           "terminated.finishedAt": "time", "running.startedAt": "time"}
-_STATUS = {"": "map", "name": "str", "ready": "bool", "started": "bool", "restartCount": "count", "image": "str",
+_STATUS = {"": "map", "name": "str!", "ready": "bool", "started": "bool", "restartCount": "count", "image": "str",
            **{f"state.{k}".rstrip("."): v for k, v in _STATE.items()},
            **{f"lastState.{k}".rstrip("."): v for k, v in _STATE.items()}}
 
@@ -58,7 +59,7 @@ def _under(prefix: str, table: dict) -> dict:
     return {(f"{prefix}.{k}" if k else prefix): v for k, v in table.items()}
 
 
-POD = {**_META, "spec.nodeName": "str", "spec.volumes": "list", "spec.volumes[]": "map", "spec.volumes[].name": "str",
+POD = {**_META, "spec.nodeName": "str", "spec.volumes": "list", "spec.volumes[]": "map", "spec.volumes[].name": "str!",
        "spec.tolerations": "list", "spec.tolerations[]": "map", "spec.nodeSelector": "map",
        "spec.nodeSelector{}": "str", "spec.affinity": "map", "spec.runtimeClassName": "str",
        "spec.resourceClaims": "list", "spec.resourceClaims[]": "map", "spec.schedulingGates": "list",
@@ -71,8 +72,8 @@ POD = {**_META, "spec.nodeName": "str", "spec.volumes": "list", "spec.volumes[]"
        **{k: v for key in ("containerStatuses", "initContainerStatuses", "ephemeralContainerStatuses")
           for k, v in _under(f"status.{key}[]", _STATUS).items()},
        **{f"status.{key}": "list" for key in ("containerStatuses", "initContainerStatuses", "ephemeralContainerStatuses")}}
-NODE = {**_META, "spec.unschedulable": "bool", "spec.taints": "list", "spec.taints[]": "map", "spec.taints[].key": "str",
-        "spec.taints[].value": "str", "spec.taints[].effect": "str", "status.capacity": "map",
+NODE = {**_META, "spec.unschedulable": "bool", "spec.taints": "list", "spec.taints[]": "map", "spec.taints[].key": "str!",
+        "spec.taints[].value": "str", "spec.taints[].effect": "str!", "status.capacity": "map",
         "status.capacity{}": "quantity", "status.allocatable": "map", "status.allocatable{}": "quantity",
         "status.nodeInfo": "map", "status.nodeInfo{}": "str", "status.addresses": "list", "status.addresses[]": "map",
         **_under("status", _CONDITIONS)}
@@ -106,16 +107,86 @@ def problems(obj, kind: Optional[str] = None, walk: bool = False) -> List[Tuple[
         if not isinstance(m.get("name"), str) or not m.get("name"):
             return [(("metadata", "name"), "metadata.name is " + (
                 "missing" if m.get("name") is None else f"{_described(m['name'])}, not a string"))]
-    for spec_path, want in (SCHEMAS.get(kind) or _META).items():
-        if spec_path.split(".", 1)[0].rstrip("[]{}") not in obj:
-            continue   # the field's top-level key is absent: nothing to check under it
-        item = spec_path.endswith(("[]", "{}"))   # a null list item or map value is no object
-        for where, value in _values(obj, spec_path):
-            if (value is not None or item) and not _fits(value, want):
-                out.append((where, f"{_dotted(where)} is {_described(value)}, not {_WORDS[want]}"))
+    _check(obj, _tree(kind if kind in SCHEMAS else None), [], out)
     if walk or kind not in _CONVERTED:
         out += _deep_problems(obj)
     return out
+
+
+class _Node:
+    """One step of a schema: the type its value must have (or None) and the steps under it."""
+    __slots__ = ("want", "children", "each", "values", "inner", "exact", "required")
+
+    def __init__(self):
+        self.want, self.children, self.each, self.values, self.inner, self.exact = None, {}, None, None, False, None
+        self.required = False   # the API requires it: an item without it is malformed as a whole
+
+
+@lru_cache(maxsize=None)
+def _tree(kind: Optional[str]) -> _Node:
+    """A kind's schema as a tree, so an object is walked once along the fields it has (thousands of nodes)."""
+    root = _Node()
+    for spec_path, want in (SCHEMAS.get(kind) or _META).items():
+        node = root
+        for step in _steps(spec_path):
+            if step == "[]":
+                node.each = node.each or _Node()
+                node = node.each
+            elif step == "{}":
+                node.values = node.values or _Node()
+                node = node.values
+            else:
+                node = node.children.setdefault(step, _Node())
+        node.required = want.endswith("!")
+        node.want = want = want.rstrip("!")
+        node.exact = {"map": dict, "list": list, "str": str, "bool": bool}.get(want)   # JSON's and YAML's own types
+    _mark(root)
+    return root
+
+
+def _mark(node: _Node) -> bool:
+    subs = [*node.children.values(), *(n for n in (node.each, node.values) if n is not None)]
+    node.inner = bool(subs)
+    for sub in subs:
+        _mark(sub)
+    return node.inner
+
+
+def _check(value, node: _Node, path: list, out: list) -> None:
+    """Walk the value along the schema tree; `path` is the way there (a stack, made a tuple only for a problem)."""
+    if node.children and type(value) is dict:
+        for key, sub in node.children.items():
+            v = value.get(key)
+            if v is None:
+                if sub.required and path and type(path[-1]) is int:   # the item it belongs to goes
+                    out.append((tuple(path), f"{_dotted(tuple(path) + (key,))} is missing"))
+                continue   # absent or null: nothing to check (a null field is an absent one)
+            if (type(v) is not sub.exact) if sub.exact is not None else (
+                    sub.want is not None and not _FITS[sub.want](v)):
+                out.append((tuple(path) + (key,), _problem(tuple(path) + (key,), v, sub.want)))
+            elif sub.inner:
+                path.append(key)
+                _check(v, sub, path, out)
+                path.pop()
+    for sub, items in ((node.each, value) if type(value) is list else (None, ()),
+                       (node.values, value) if type(value) is dict else (None, ())):
+        if sub is None or not items:
+            continue
+        values = items if type(items) is list else items.values()
+        if not sub.inner and sub.exact is not None and all(type(v) is sub.exact for v in values):
+            continue   # labels, annotations, nodeInfo: all strings, the common case, checked at once
+        for key, v in (enumerate(items) if type(items) is list else items.items()):
+            # a null list item or map value is no object
+            if (type(v) is not sub.exact) if sub.exact is not None else not _FITS[sub.want](v):
+                out.append((tuple(path) + (key,), _problem(tuple(path) + (key,), v, sub.want)))
+            elif sub.inner:
+                path.append(key)
+                _check(v, sub, path, out)
+                path.pop()
+
+
+def _problem(where: tuple, value, want: str) -> str:
+    return f"{_dotted(where)} is {_described(value)}, not {_WORDS[want]}"
 
 
 def _deep_problems(obj) -> List[Tuple[tuple, str]]:
@@ -240,30 +311,30 @@ def _split(spec_path: str):
 
 
 def _fits(value, want: str) -> bool:
-    if want == "map":
-        return isinstance(value, dict)
-    if want == "list":
-        return isinstance(value, list)
-    if want == "str":
-        return isinstance(value, str)
-    if want == "time":
-        t = parse_time(value) if isinstance(value, str) else None
-        return t is not None and _EARLIEST <= t < _LATEST
-    if want == "bool":
-        return isinstance(value, bool)
-    if want == "scalar":
-        return isinstance(value, (str, int, float)) and not (isinstance(value, float) and not math.isfinite(value))
-    if want == "quantity":
-        if isinstance(value, str):
-            from .quantity import parse_quantity
-            q = parse_quantity(value)
-            return q is not None and q.is_finite() and abs(q) < 10 ** 30
-        return (isinstance(value, (int, float)) and not isinstance(value, bool)
-                and math.isfinite(value) and abs(value) < 1e18)
-    low, high = COUNT if want == "count" else INT32
-    return isinstance(value, int) and not isinstance(value, bool) and low <= value <= high
+    return _FITS[want](value)
 
 
+@lru_cache(maxsize=4096)   # a cluster repeats its timestamps little, but the conditions of one node repeat
+def _time_fits(value: str) -> bool:
+    t = parse_time(value)
+    return t is not None and _EARLIEST <= t < _LATEST
+
+
+def _quantity_fits(value) -> bool:
+    if isinstance(value, str):
+        return parse_quantity(value) is not None   # finite and below 1e30 (kube/quantity.py)
+    return (isinstance(value, (int, float)) and not isinstance(value, bool)
+            and math.isfinite(value) and abs(value) < 1e18)
+
+
+_FITS = {
+    "map": lambda v: isinstance(v, dict), "list": lambda v: isinstance(v, list), "str": lambda v: isinstance(v, str),
+    "bool": lambda v: isinstance(v, bool), "time": lambda v: isinstance(v, str) and _time_fits(v),
+    "scalar": lambda v: isinstance(v, (str, int)) or (isinstance(v, float) and math.isfinite(v)),
+    "quantity": _quantity_fits,
+    "count": lambda v: type(v) is int and COUNT[0] <= v <= COUNT[1],
+    "int32": lambda v: type(v) is int and INT32[0] <= v <= INT32[1],
+}
 _WORDS = {"map": "a mapping", "list": "a list", "str": "a string", "bool": "true or false", "scalar": "a string",
           "quantity": "a quantity such as 16Gi or 2", "count": "an integer from 0 to 2147483647",
           "int32": "a 32-bit integer", "time": "a time such as 2026-12-02T08:30:00Z"}

@@ -325,7 +325,7 @@ def _target(objects, meta, kind, name, namespace) -> Target:
     if not name:
         if len(wanted) == 1:
             m = wanted[0]["metadata"]
-            return Target(kind, m.get("name"), m.get("namespace"))
+            return Target(kind, m.get("name"), _namespace(m))
         names = ", ".join(sorted(_ref(o) for o in wanted)[:10]) or "none"
         raise OfflineError(f"--from holds {len(wanted)} {kind}s ({names}); name one")
     matches = [o for o in wanted if o["metadata"].get("name") == name
@@ -336,7 +336,12 @@ def _target(objects, meta, kind, name, namespace) -> Target:
     if len(matches) > 1:
         raise OfflineError(f'{kind.lower()} "{name}" exists in several namespaces of the input; pass -n')
     m = matches[0]["metadata"]
-    return Target(kind, m.get("name"), m.get("namespace"))
+    return Target(kind, m.get("name"), _namespace(m))
+
+
+def _namespace(meta: dict):
+    ns = meta.get("namespace")
+    return ns if isinstance(ns, str) else None   # a malformed one is the shape checks' to report
 
 
 def _ref(obj: dict) -> str:
