@@ -163,7 +163,7 @@ def test_mutated_objects_served_live_always_get_a_report_and_every_drop_is_a_gap
     assert "Traceback" not in out + err and "internal error" not in err, err
     doc = json.loads(out)   # a report, always: a crashed check is listed in it (exit 3), never the run
     from kubectl_gpudoctor.collect.api import _json
-    served = _json(json.dumps(mutated))[0]   # as the plugin decodes the answer: NaN and infinities refused
+    served = _json(json.dumps(mutated))   # as the plugin decodes the answer: NaN and infinities refused
     refused = shapes.problems(served, victim["kind"], walk=True)
     source = "pods" if victim["kind"] == "Pod" else "nodes"
     malformed = [g for g in doc["gaps"] if g["reason"] == "malformed" and g["source"] == source]

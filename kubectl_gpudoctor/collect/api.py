@@ -76,7 +76,7 @@ class Api:
         body_text = raw.decode("utf-8", errors="replace")
         if 200 <= status < 300:
             return Response(status, body_text, "ok") if text else _object_or_gap(status, _json(body_text))
-        status_doc = _json(body_text)[0] if body_text.lstrip().startswith("{") else {}
+        status_doc = _json(body_text) if body_text.lstrip().startswith("{") else {}
         status_doc = status_doc if isinstance(status_doc, dict) else {}
         message = (status_doc or {}).get("message") or body_text.strip()[:300] or f"HTTP {status}"
         reason = {401: "unauthorized", 403: "forbidden", 404: "not-found", 504: "timeout"}.get(status, "error")
@@ -207,22 +207,25 @@ _REFUSED = "refused numbers"   # a Response's message when decoding refused a nu
 def _object_or_gap(status: int, body) -> Response:
     """A 200 whose body is not the JSON object (or list object) the API promises is an error, never "nothing";
     its objects' shapes are checked one by one when stored."""
-    body, refused = body if isinstance(body, tuple) else (body, False)
     if isinstance(body, _TooDeep):
         return Response(status, None, "error", f"HTTP {status} with a body nested deeper than JSON decoding allows")
     if not isinstance(body, dict) or ("items" in body and not isinstance(body.get("items"), list)):
         what = type(body).__name__ if body is not None else "not JSON"
         return Response(status, None, "error", f"HTTP {status} with an unexpected body ({what}), not a Kubernetes object")
-    return Response(status, body, "ok", _REFUSED if refused else "")
+    return Response(status, body, "ok", _REFUSED if isinstance(body, _WithRefused) else "")
 
 
 class _TooDeep:
     """A body nested beyond the interpreter's recursion limit (a custom resource 2,000 levels deep)."""
 
 
+class _WithRefused(dict):
+    """A decoded body in which a number was refused: its objects are walked whole for shapes.Refused."""
+
+
 def _json(text: str):
-    """(document, whether a number was refused), or (None, False) when it is not JSON. NaN and infinities (also
-    1e999) become shapes.Refused, which the shape checks refuse where they stand."""
+    """The document, or None when it is not JSON. NaN and infinities (also 1e999) become shapes.Refused, which
+    the shape checks refuse where they stand (the body is then a _WithRefused); too deep a body is _TooDeep."""
     refused = []
 
     def constant(word):
@@ -236,11 +239,12 @@ def _json(text: str):
         refused.append(text)
         return shapes.Refused(text)
     try:   # integers stay Python's (bounded to 4,300 digits); the shape checks bound the fields rules read
-        return json.loads(text, parse_constant=constant, parse_float=number), bool(refused)
+        doc = json.loads(text, parse_constant=constant, parse_float=number)
     except RecursionError:
-        return _TooDeep(), False
+        return _TooDeep()
     except ValueError:
-        return None, False
+        return None
+    return _WithRefused(doc) if refused and isinstance(doc, dict) else doc
 
 
 def _one_line(text: str) -> str:

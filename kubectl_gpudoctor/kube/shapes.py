@@ -107,7 +107,7 @@ def problems(obj, kind: Optional[str] = None, walk: bool = False) -> List[Tuple[
         if not isinstance(m.get("name"), str) or not m.get("name"):
             return [(("metadata", "name"), "metadata.name is " + (
                 "missing" if m.get("name") is None else f"{_described(m['name'])}, not a string"))]
-    _check(obj, _tree(kind if kind in SCHEMAS else None), [], out)
+    _check(obj if type(obj) is dict else dict(obj), _tree(kind if kind in SCHEMAS else None), [], out)
     if walk or kind not in _CONVERTED:
         out += _deep_problems(obj)
     return out
