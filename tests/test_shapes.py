@@ -97,3 +97,16 @@ def test_real_quantities_still_parse():
     assert parse_quantity("16Gi") == 16 * 2 ** 30 and parse_quantity("500m") * 2 == 1
     assert count("8") == 8 and parse_quantity("1e3") == 1000 and parse_quantity("1E") == 10 ** 18
     assert parse_quantity(float("nan")) is None and parse_quantity(True) is None
+
+
+def test_an_answer_beyond_the_body_bound_is_a_gap_not_decoded(monkeypatch):
+    from kubectl_gpudoctor.collect import api
+
+    class Client:
+        def get(self, path, query, accept, meanwhile):
+            return 200, b'{"items": [' + b'{"metadata": {"name": "x"}},' * 100 + b'{}]}'
+    monkeypatch.setattr(api, "MAX_BODY_BYTES", 1024)
+    resp = api.Api(Client(), 5).get("/api/v1/nodes")
+    assert resp.reason == "error" and "not read" in resp.message
+    monkeypatch.setattr(api, "MAX_BODY_BYTES", 1 << 20)
+    assert api.Api(Client(), 5).get("/api/v1/nodes").reason == "ok"

@@ -16,6 +16,7 @@ from .transport import Timeout, Unreachable
 
 METADATA_ONLY = "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json"
 POOL_SIZE = 16   # every round of a diagnosis fits in one wave: one round trip each
+MAX_BODY_BYTES = 256 * 1024 * 1024   # as an offline objects file: a list of 5,000 full pods is ~50 MiB
 
 
 class ClusterError(Exception):
@@ -73,6 +74,8 @@ class Api:
             return Response(0, reason="timeout", message=f"no answer from {self.server} within {self.timeout:g}s")
         except Unreachable as exc:
             return Response(0, reason="unreachable", message=_one_line(str(exc)))
+        if len(raw) > MAX_BODY_BYTES:   # never decoded: JSON of that size takes ten times as much memory
+            return Response(status, None, "error", f"an answer of more than {MAX_BODY_BYTES // 2 ** 20} MiB; not read")
         body_text = raw.decode("utf-8", errors="replace")
         if 200 <= status < 300:
             return Response(status, body_text, "ok") if text else _object_or_gap(status, _json(body_text))
