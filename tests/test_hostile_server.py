@@ -226,3 +226,25 @@ def test_names_shaped_like_keys_print_as_they_are_and_bundles_read_back(tmp_path
     assert any(name in c for c in doc["nextCommands"])
     replay = _json_run("--from", str(out))
     assert replay["target"] == doc["target"] and replay["rootCause"] == doc["rootCause"] == "oom-killed"
+
+
+def _whole_secret():
+    return _whole_secrets([{"apiVersion": "v1", "kind": "Secret", "type": "Opaque",
+                            "metadata": {"name": "hf-token", "namespace": "serving", "uid": "u1"}}])[0]
+
+
+def test_each_secret_layer_alone_keeps_the_data_out():
+    """Two layers, each tested alone: what a server returns whole is stripped when stored (collect/api.py), and
+    a whole Secret in evidence (from any path) is stripped when a bundle is written (offline/bundle.py)."""
+    from kubectl_gpudoctor.collect.api import Request, Response, store
+    from kubectl_gpudoctor.evidence import Evidence, Target
+    from kubectl_gpudoctor.offline import bundle
+    ev = Evidence(target=Target("Pod", POD, "serving"))
+    store(ev, Request("secrets", "get", "/api/v1/namespaces/serving/secrets/hf-token", kind="Secret"),
+          Response(200, _whole_secret(), "ok"))
+    held = ev.all("Secret")
+    assert len(held) == 1 and not _leaks(json.dumps(held)), held
+    assert "data" not in held[0] and "stringData" not in held[0]
+    raw = Evidence(target=Target("Pod", POD, "serving"), objects={"Secret": [_whole_secret()]})
+    files = bundle.files(raw)
+    assert "hf-token" in files["objects.yaml"] and not _leaks("".join(files.values())), files["objects.yaml"]
