@@ -100,13 +100,9 @@ def problems(obj, kind: Optional[str] = None, walk: bool = False) -> List[Tuple[
         return [((), f"the object is {_described(obj)}, not a mapping")]
     kind = kind or obj.get("kind")
     out = []
-    if kind != "APIGroup":
-        m = obj.get("metadata")
-        if not isinstance(m, dict):
-            return [(("metadata",), f"metadata is {_described(m)}, not a mapping")]
-        if not isinstance(m.get("name"), str) or not m.get("name"):
-            return [(("metadata", "name"), "metadata.name is " + (
-                "missing" if m.get("name") is None else f"{_described(m['name'])}, not a string"))]
+    unnamed = nameless(obj, kind)
+    if unnamed:
+        return [unnamed]
     _check(obj if type(obj) is dict else dict(obj), _tree(kind if kind in SCHEMAS else None), [], out)
     if walk or kind not in _CONVERTED:
         out += _deep_problems(obj)
@@ -187,6 +183,20 @@ def _check(value, node: _Node, path: list, out: list) -> None:
 
 def _problem(where: tuple, value, want: str) -> str:
     return f"{_dotted(where)} is {_described(value)}, not {_WORDS[want]}"
+
+
+def nameless(obj: dict, kind: Optional[str] = None) -> Optional[Tuple[tuple, str]]:
+    """(path, problem) when the object has no metadata mapping with a non-empty string name, else None."""
+    if (kind or obj.get("kind")) == "APIGroup":
+        return None
+    m = obj.get("metadata")
+    if not isinstance(m, dict):
+        return ("metadata",), f"metadata is {_described(m)}, not a mapping"
+    name = m.get("name")
+    if not isinstance(name, str) or not name:
+        return ("metadata", "name"), "metadata.name is " + (
+            "missing" if name is None else f"{_described(name)}, not a string")
+    return None
 
 
 def _deep_problems(obj) -> List[Tuple[tuple, str]]:

@@ -267,15 +267,14 @@ def _single_subdir(path: str) -> str:
 def _evidence(objects, logs, meta, kind, name, namespace, tail) -> Evidence:
     # an object without a name cannot be the target, nor be told apart from others: dropped before the target
     # is chosen; every other malformed object is dropped (the target: its malformed fields) once it is known
-    nameless = [(o, p) for o in objects for p in [kshapes.problems(o, o.get("kind"))[:1]]
-                if p and p[0][0] in (("metadata",), ("metadata", "name"))]
+    nameless = [(o, p) for o in objects for p in [kshapes.nameless(o)] if p]
     if nameless:
         skip = {id(o) for o, _ in nameless}
         objects = [o for o in objects if id(o) not in skip]
     target = _target(objects, meta, kind, name, namespace)
     ev = Evidence(target=target, logs=logs, tail_lines=int(meta.get("tailLines") or tail))
-    for obj, found in nameless:
-        kshapes.note(ev, source_of(obj.get("kind") or "?"), "1 object skipped: " + found[0][1])
+    for obj, (_, problem) in nameless:
+        kshapes.note(ev, source_of(obj.get("kind") or "?"), "1 object skipped: " + problem)
     seen = set()
     for obj in objects:   # what Evidence.add does, in one pass: thousands of saved pods stay linear
         obj = kshapes.screened(ev, obj, obj.get("kind"))
