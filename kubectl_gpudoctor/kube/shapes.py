@@ -39,7 +39,8 @@ _META = {"metadata": "map", "metadata.name": "str", "metadata.namespace": "str",
          "metadata.ownerReferences[].uid": "str", "metadata.creationTimestamp": "time",
          "metadata.deletionTimestamp": "time", "spec": "map", "status": "map"}
 _CONDITIONS = {"conditions": "list", "conditions[]": "map", "conditions[].type": "str!", "conditions[].status": "str!",
-               "conditions[].reason": "str", "conditions[].message": "str", "conditions[].lastTransitionTime": "time"}
+               "conditions[].reason": "str", "conditions[].message": "str", "conditions[].lastTransitionTime": "time",
+               "conditions[].lastHeartbeatTime": "time", "conditions[].lastProbeTime": "time"}
 _CONTAINER = {"": "map", "name": "str!", "image": "str", "command": "list", "command[]": "scalar", "args": "list",
               "args[]": "scalar", "env": "list", "env[]": "map", "env[].name": "str!", "env[].value": "scalar",
               "resources": "map", "resources.limits": "map", "resources.limits{}": "quantity",
@@ -83,12 +84,14 @@ EVENT = {**_META, "involvedObject": "map", "involvedObject.name": "str", "involv
          "lastTimestamp": "time", "firstTimestamp": "time", "eventTime": "time", "source": "map"}
 WORKLOAD = {**_META, "spec.replicas": "count", "spec.selector": "map", "spec.template": "map",
             "status.replicas": "count", "status.readyReplicas": "count", "status.availableReplicas": "count",
+            "status.startTime": "time", "status.completionTime": "time", "status.lastScheduleTime": "time",
+            "status.failed": "count", "status.succeeded": "count",
             **_under("status", _CONDITIONS)}
 # A discovery document (GET /apis/<group>) has no metadata: its name says which group is served.
 API_GROUP = {"name": "str", "versions": "list", "versions[]": "map", "preferredVersion": "map",
              "preferredVersion.version": "str"}
 SCHEMAS = {"Pod": POD, "Node": NODE, "Event": EVENT, "APIGroup": API_GROUP,
-           **{k: WORKLOAD for k in ("Deployment", "ReplicaSet", "StatefulSet", "DaemonSet", "Job")}}
+           **{k: WORKLOAD for k in ("Deployment", "ReplicaSet", "StatefulSet", "DaemonSet", "Job", "CronJob")}}
 # Built-in kinds reach us through the API server's conversion, which bounds their nesting; anything else
 # (custom resources, unknown kinds) is walked whole for depth and refused numbers.
 _CONVERTED = frozenset(SCHEMAS) - {"APIGroup"}
