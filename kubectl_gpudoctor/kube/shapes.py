@@ -172,8 +172,9 @@ def _check(value, node: _Node, path: list, out: list) -> None:
         if sub is None or not items:
             continue
         values = items if type(items) is list else items.values()
-        if not sub.inner and sub.exact is not None and all(type(v) is sub.exact for v in values):
-            continue   # labels, annotations, nodeInfo: all strings, the common case, checked at once
+        if not sub.inner and (all(type(v) is sub.exact for v in values) if sub.exact is not None else
+                              sub.want == "quantity" and all(type(v) is str and _text_quantity(v) for v in values)):
+            continue   # labels, annotations, nodeInfo, capacity: the common case, checked at once
         for key, v in (enumerate(items) if type(items) is list else items.items()):
             # a null list item or map value is no object
             if (type(v) is not sub.exact) if sub.exact is not None else not _FITS[sub.want](v):
@@ -333,9 +334,14 @@ def _time_fits(value: str) -> bool:
     return t is not None and _EARLIEST <= t < _LATEST
 
 
+@lru_cache(maxsize=4096)   # every node's capacity repeats a few quantities
+def _text_quantity(value: str) -> bool:
+    return parse_quantity(value) is not None   # finite and below 1e30 (kube/quantity.py)
+
+
 def _quantity_fits(value) -> bool:
     if isinstance(value, str):
-        return parse_quantity(value) is not None   # finite and below 1e30 (kube/quantity.py)
+        return _text_quantity(value)
     return (isinstance(value, (int, float)) and not isinstance(value, bool)
             and math.isfinite(value) and abs(value) < 1e18)
 
