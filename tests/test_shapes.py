@@ -110,3 +110,19 @@ def test_an_answer_beyond_the_body_bound_is_a_gap_not_decoded(monkeypatch):
     assert resp.reason == "error" and "not read" in resp.message
     monkeypatch.setattr(api, "MAX_BODY_BYTES", 1 << 20)
     assert api.Api(Client(), 5).get("/api/v1/nodes").reason == "ok"
+
+
+def test_a_bundle_of_an_object_nested_past_any_bound_is_written_not_a_recursion_error():
+    """for_bundle copies while masking, within a depth bound; copy.deepcopy of 3,000 levels would raise."""
+    import yaml
+    from kubectl_gpudoctor.safety.redact import for_bundle
+    deep = node = {}
+    for _ in range(3000):
+        node["a"] = {}
+        node = node["a"]
+    pod = {"kind": "Pod", "metadata": {"name": "p"}, "spec": {"x": deep, "containers": [
+        {"name": "c", "env": [{"name": "HF_TOKEN", "value": "v"}]}]}}
+    out = for_bundle(pod)
+    assert out["spec"]["containers"][0]["env"][0]["value"] == "<redacted>"
+    assert pod["spec"]["containers"][0]["env"][0]["value"] == "v"   # the evidence is not edited
+    assert "<redacted>" in yaml.safe_dump(out)

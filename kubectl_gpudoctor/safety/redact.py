@@ -2,7 +2,6 @@
 secret hidden, credential shapes masked wherever they appear (after unescaping), Kubernetes names never."""
 from __future__ import annotations
 
-import copy
 import math
 import re
 from collections import Counter
@@ -220,13 +219,14 @@ def named_settings(text: str) -> str:
 
 def secret_metadata(obj: dict) -> dict:
     """A Secret reduced to metadata without the annotations that can carry its data."""
-    meta = copy.deepcopy(obj.get("metadata") or {})
-    meta.pop("managedFields", None)
-    ann = meta.get("annotations") or {}
+    meta = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}
+    meta = _masked_tree({k: v for k, v in meta.items() if k != "managedFields"},
+                        tuple(n for n in _names_of(obj) if isinstance(n, str) and n))
+    ann = meta.get("annotations") if isinstance(meta.get("annotations"), dict) else {}
     for key in _LEAKY_ANNOTATIONS:
         if key in ann:
             ann[key] = REDACTED
-    out = {"apiVersion": "v1", "kind": "Secret", "metadata": _masked_tree(meta, tuple(_names_of(obj)))}
+    out = {"apiVersion": "v1", "kind": "Secret", "metadata": meta}
     if obj.get("type"):
         out["type"] = obj["type"]
     return out
@@ -239,7 +239,8 @@ def for_bundle(obj: dict) -> dict:
     secret; every other string masked by shape (args, annotations, messages), names kept."""
     if obj.get("kind") == "Secret":
         return secret_metadata(obj)
-    out = copy.deepcopy(obj)
+    # the masked copy is the object's only copy: bounded in depth, where copy.deepcopy is not
+    out = _masked_tree(obj, tuple(n for n in _names_of(obj) if isinstance(n, str) and n))
     meta = out.get("metadata") if isinstance(out.get("metadata"), dict) else {}
     meta.pop("managedFields", None)
     ann = meta.get("annotations") if isinstance(meta.get("annotations"), dict) else {}
@@ -247,7 +248,7 @@ def for_bundle(obj: dict) -> dict:
         if key in ann:
             ann[key] = REDACTED
     _hide_named_values(out)
-    return _masked_tree(out, tuple(n for n in _names_of(obj) if isinstance(n, str) and n))
+    return out
 
 
 def _hide_named_values(node, depth: int = 0) -> None:
@@ -292,7 +293,8 @@ def _hide_in_container(c: dict) -> None:
 
 
 def _masked_tree(node, names=(), depth: int = 0):
-    if depth > 200:   # the shape checks drop objects deeper than 100
+    """A copy with every string masked; values nested past 100 levels (which the shape checks refuse) cut."""
+    if depth > 100:
         return REDACTED
     if isinstance(node, str):
         return masked(node, names)
