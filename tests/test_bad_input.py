@@ -277,3 +277,11 @@ def test_absurd_quantities_cost_their_object_not_the_run(tmp_path, value):
     assert proc.returncode in (0, 1), proc.stderr
     gaps = {g["source"]: g["detail"] for g in json.loads(proc.stdout)["gaps"] if g["reason"] == "malformed"}
     assert "status.allocatable.nvidia.com/gpu" in gaps["nodes"] and "resources.limits.memory" in gaps["pods"], gaps
+
+
+def test_a_target_without_a_name_is_one_line_naming_why(tmp_path):
+    path = tmp_path / "pod.yaml"
+    path.write_text("apiVersion: v1\nkind: Pod\nspec: {containers: [{name: c, image: i}]}\n")
+    proc = run_plugin("--from", str(path))
+    _one_line_exit_2(proc)
+    assert "1 object skipped: metadata is null, not a mapping" in proc.stderr

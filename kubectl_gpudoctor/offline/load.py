@@ -271,7 +271,13 @@ def _evidence(objects, logs, meta, kind, name, namespace, tail) -> Evidence:
     if nameless:
         skip = {id(o) for o, _ in nameless}
         objects = [o for o in objects if id(o) not in skip]
-    target = _target(objects, meta, kind, name, namespace)
+    try:
+        target = _target(objects, meta, kind, name, namespace)
+    except OfflineError as exc:
+        if not nameless:
+            raise
+        n = len(nameless)
+        raise OfflineError(f"{exc} ({n} object{'s' if n > 1 else ''} skipped: {nameless[0][1][1]})") from None
     ev = Evidence(target=target, logs=logs, tail_lines=int(meta.get("tailLines") or tail))
     for obj, (_, problem) in nameless:
         kshapes.note(ev, source_of(obj.get("kind") or "?"), "1 object skipped: " + problem)
