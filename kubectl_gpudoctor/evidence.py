@@ -54,7 +54,7 @@ class Line:
 class Gap:
     """A read that failed or a source the input lacks: unknown, never evidence of absence."""
     source: str
-    reason: str          # forbidden | unauthorized | timeout | error | not-in-bundle | not-collected
+    reason: str          # forbidden | unauthorized | timeout | error | not-in-bundle | not-collected | malformed
     detail: str = ""
     verb: str = "get"    # the RBAC verb that was refused, for "needs list nodes"
 
@@ -144,7 +144,8 @@ class Evidence:
         self.sources.add(source)
 
     def add_gap(self, gap: Gap) -> None:
-        self.gaps.setdefault(gap.source, gap)
+        # a source with malformed objects skipped is still read: its gap has a key of its own (kube/shapes.py)
+        self.gaps.setdefault(gap.source + "#malformed" if gap.reason == "malformed" else gap.source, gap)
 
     def mark_absent(self, kind: str, name: str, namespace: Optional[str] = None, detail: str = "") -> None:
         self.absent[_ref(kind, name, namespace)] = detail or f"{kind} {name} not found"
@@ -165,7 +166,9 @@ class Evidence:
         if _ref(kind, name, namespace) in self.absent:
             return True
         src = source_of(kind)
-        return src in self.sources and src not in self.gaps and self.get(kind, name, namespace) is None
+        # a malformed object skipped from the source may be this one: its absence is not known
+        return (src in self.sources and src not in self.gaps and src + "#malformed" not in self.gaps
+                and self.get(kind, name, namespace) is None)
 
     def readable(self, source: str) -> bool:
         return source in self.sources and source not in self.gaps

@@ -447,6 +447,10 @@ class FakeApiServer:
         # pods costs that node's pods, not a scan of every pod (pkg/registry/core/pod NodeNameIndexFunc).
         self._pods_by_node: dict[str, dict] = {}
         self._faults: list[Fault] = []
+        # A hostile or broken server, for tests: answer whole objects even when PartialObjectMetadata is asked for,
+        # and serve a raw body (bytes, as is) for a path.
+        self.ignore_metadata_accept = False
+        self.raw_bodies: dict[str, bytes] = {}
         self._httpd = self._tmp = None
         for api_version, kind, namespaced, short in BUILTINS:
             self._register(api_version, kind, namespaced, short)
@@ -610,6 +614,14 @@ class FakeApiServer:
                 self._pods_by_node.setdefault(_node_name(obj), {})[key] = obj
             self._store[(group, version, res.name)][key] = obj
 
+    def stored(self, kind: str, namespace: str | None, name: str) -> dict | None:
+        """The object as held (the same dict every index serves): a test may edit it in place."""
+        with self._lock:
+            for key, res in self._resources.items():
+                if res.kind == kind and (namespace or "", name) in self._store[key]:
+                    return self._store[key][(namespace or "", name)]
+        return None
+
     def remove(self, kind: str, namespace: str | None, name: str) -> bool:
         with self._lock:
             keys = [k for k, r in self._resources.items() if r.kind == kind]
@@ -710,6 +722,8 @@ class FakeApiServer:
             return 200, JSON, _dumps(VERSION)
         if path in ("/healthz", "/livez", "/readyz"):
             return 200, "text/plain; charset=utf-8", b"ok"
+        if path in self.raw_bodies:
+            return 200, JSON, self.raw_bodies[path]
         discovery = self._discovery(path.rstrip("/"))
         if discovery is not None:
             # Plain JSON even when kubectl asks for aggregated discovery (apidiscovery.k8s.io/v2) first:
@@ -800,7 +814,7 @@ class FakeApiServer:
             return self._pod_log(obj, query)
         if req.sub not in (None, "status"):
             raise not_found()
-        if wants_metadata(accept):
+        if wants_metadata(accept) and not self.ignore_metadata_accept:
             return {"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1", "metadata": obj["metadata"]}
         return obj
 
@@ -832,7 +846,7 @@ class FakeApiServer:
             meta["continue"] = base64.urlsafe_b64encode(json.dumps(token).encode()).decode()
             if not preds:  # the apiserver cannot count what remains once a selector filters
                 meta["remainingItemCount"] = len(items) - end
-        if wants_metadata(accept):
+        if wants_metadata(accept) and not self.ignore_metadata_accept:
             return {"kind": "PartialObjectMetadataList", "apiVersion": "meta.k8s.io/v1", "metadata": meta,
                     "items": [{"metadata": o["metadata"]} for o in items[start:end]]}
         return {"kind": f"{res.kind}List", "apiVersion": f"{res.group}/{res.version}".lstrip("/"), "metadata": meta,

@@ -1,4 +1,5 @@
-"""Malformed and huge --from input ends in exit 2 with one line, reading a bounded amount; rule bugs are not health."""
+"""Huge or unreadable --from input ends in exit 2 with one line, reading a bounded amount; a malformed object costs
+itself (a gap), never the verdict; rule bugs are not health."""
 import io
 import json
 import os
@@ -145,11 +146,60 @@ MALFORMED = {
 }
 
 
+MALFORMED.update({
+    "restartCount 1e+100 float": lambda p: p["status"]["containerStatuses"][0].update(restartCount=1e100),
+    "containerStatuses a string": lambda p: p["status"].update(containerStatuses="x"),
+    "containerStatuses [null]": lambda p: p["status"].update(containerStatuses=[None]),
+    "startedAt year 1": lambda p: p["status"]["containerStatuses"][0]["lastState"]["terminated"].update(
+        startedAt="0001-01-01T00:00:00Z"),
+    "finishedAt year 9999": lambda p: p["status"]["containerStatuses"][0]["lastState"]["terminated"].update(
+        finishedAt="9999-12-31T23:59:59Z"),
+    "limit NaN": lambda p: p["spec"]["containers"][0]["resources"]["limits"].update({"nvidia.com/gpu": "NaN"}),
+    "limit 1e1000": lambda p: p["spec"]["containers"][0]["resources"]["limits"].update(memory="1e1000"),
+})
+# the field each mutation breaks, as the gap names it
+NAMED = {"restartCount": "restartCount", "status a list": "status", "spec a string": "spec",
+         "containers a mapping": "spec.containers", "containerStatuses": "status.containerStatuses",
+         "exitCode": "exitCode", "labels": "metadata.labels", "state a string": "state",
+         "conditions": "status.conditions", "env": "env[0]", "startedAt": "startedAt", "finishedAt": "finishedAt",
+         "limit": "resources.limits"}
+
+
 @pytest.mark.parametrize("name", sorted(MALFORMED))
-def test_malformed_shapes_are_bad_input(tmp_path, name):
-    proc = run_plugin("--from", str(_mutated(tmp_path, MALFORMED[name])))
-    _one_line_exit_2(proc)
-    assert "Pod serving/" + POD in proc.stderr or POD in proc.stderr, proc.stderr
+def test_a_malformed_target_field_costs_the_field_not_the_verdict(tmp_path, name):
+    """The target pod with a field no API server writes: a report still comes (never a crash, never a hang on
+    back-off arithmetic or a date overflow), and a `malformed` gap names the field that was ignored."""
+    proc = run_plugin("--from", str(_mutated(tmp_path, MALFORMED[name])), "-o", "json", timeout=GUARD)
+    assert proc.returncode in (0, 1), (proc.returncode, proc.stderr[-500:])
+    doc = json.loads(proc.stdout)
+    gaps = [g for g in doc["gaps"] if g["reason"] == "malformed"]
+    assert len(gaps) == 1 and gaps[0]["source"] == "pods", doc["gaps"]
+    field = next(v for k, v in NAMED.items() if k in name)
+    assert "field ignored" in gaps[0]["detail"] and field in gaps[0]["detail"], gaps[0]["detail"]
+    assert not [c for c in doc["checks"] if "internal" in c["reason"]], doc["checks"]
+
+
+def test_a_malformed_side_object_is_skipped_with_a_gap_and_the_verdict_stands(tmp_path):
+    """One event whose metadata.name is a list and one whose involvedObject is a string: both dropped, named in
+    one gap, and the OOM verdict comes from the rest."""
+    case = tmp_path / "case"
+    shutil.copytree(OOM, case)
+    docs = [d for d in yaml.safe_load_all((case / "objects.yaml").read_text()) if d]
+    event = next(d for d in docs if d["kind"] == "Event")
+    bad1 = yaml.safe_load(yaml.safe_dump(event))
+    bad1["metadata"]["name"] = ["a", "b"]
+    bad2 = yaml.safe_load(yaml.safe_dump(event))
+    bad2["metadata"]["name"] += "-other"
+    bad2["involvedObject"] = "pod/" + POD
+    (case / "objects.yaml").write_text(yaml.safe_dump_all(docs + [bad1, bad2]))
+    proc = run_plugin("--from", str(case), "-o", "json", timeout=GUARD)
+    assert proc.returncode == 1, proc.stderr
+    doc = json.loads(proc.stdout)
+    assert doc["rootCause"] == "oom-killed"
+    gap = next(g for g in doc["gaps"] if g["reason"] == "malformed")
+    assert gap["source"] == "events" and gap["detail"].startswith("2 objects skipped: "), gap
+    assert "metadata.name is a list" in gap["detail"] and "involvedObject is the string" in gap["detail"]
+    assert not [g for g in doc["gaps"] if g["source"] == "events" and g["reason"] != "malformed"]
 
 
 def test_a_rule_that_raises_is_an_internal_failure_not_health(monkeypatch, capsys):
@@ -191,3 +241,47 @@ def test_offline_scan_diagnoses_at_most_25_pods(tmp_path):
     assert proc.returncode == 1, proc.stderr
     doc = json.loads(proc.stdout)
     assert doc["gpuPods"] == 300 and len(doc["items"]) == 25
+
+
+def test_local_input_failures_are_one_line_exit_2(tmp_path):
+    """Each place a user's own files can be wrong ends in one line and exit 2, never `internal error`."""
+    proc = run_plugin("bundle", POD, "--from", OOM, "-f", str(tmp_path / "missing" / "b.tgz"))
+    _one_line_exit_2(proc)
+    assert "does not exist" in proc.stderr
+    (tmp_path / "a-file").write_text("x")
+    _one_line_exit_2(run_plugin("bundle", POD, "--from", OOM, "-f", str(tmp_path / "a-file")))
+    _one_line_exit_2(run_plugin("bundle", POD, "--from", OOM, "-f", str(tmp_path / "a-file" / "inside")))
+    case = tmp_path / "case"
+    shutil.copytree(OOM, case)
+    shutil.rmtree(case / "logs" / "serving")
+    (case / "logs" / "serving").write_text("not a directory")   # logs/<ns> a file: no logs, not a crash
+    proc = run_plugin("--from", str(case), "-o", "json")
+    assert proc.returncode in (0, 1), proc.stderr
+    assert json.loads(proc.stdout)["target"]["name"] == POD
+
+
+@pytest.mark.parametrize("value", ["1e1000", "Infinity", "NaN", "-Inf", "1_000", "8e99999999"])
+def test_absurd_quantities_cost_their_object_not_the_run(tmp_path, value):
+    """A node whose allocatable says `nvidia.com/gpu: <value>` is skipped with a gap naming the field; the target's
+    own limit with that value is ignored with a gap; both reports still come."""
+    case = tmp_path / "case"
+    shutil.copytree(OOM, case)
+    docs = [d for d in yaml.safe_load_all((case / "objects.yaml").read_text()) if d]
+    for doc in docs:
+        if doc["kind"] == "Node":
+            doc["status"]["allocatable"]["nvidia.com/gpu"] = value
+        if doc["kind"] == "Pod":
+            doc["spec"]["containers"][0]["resources"].setdefault("limits", {})["memory"] = value
+    (case / "objects.yaml").write_text(yaml.safe_dump_all(docs))
+    proc = run_plugin("--from", str(case), "-o", "json", timeout=GUARD)
+    assert proc.returncode in (0, 1), proc.stderr
+    gaps = {g["source"]: g["detail"] for g in json.loads(proc.stdout)["gaps"] if g["reason"] == "malformed"}
+    assert "status.allocatable.nvidia.com/gpu" in gaps["nodes"] and "resources.limits.memory" in gaps["pods"], gaps
+
+
+def test_a_target_without_a_name_is_one_line_naming_why(tmp_path):
+    path = tmp_path / "pod.yaml"
+    path.write_text("apiVersion: v1\nkind: Pod\nspec: {containers: [{name: c, image: i}]}\n")
+    proc = run_plugin("--from", str(path))
+    _one_line_exit_2(proc)
+    assert "1 object skipped: metadata is null, not a mapping" in proc.stderr

@@ -10,9 +10,13 @@ from tests.live import run_plugin
 
 OOM = os.path.join(ROOT, "tests", "cases", "oom-killed", "fail-startup-peak")
 POD = "inference-7d9f8b6c5-x2x9q"
-# OSC title set, clear screen, SGR, one-byte CSI, right-to-left override, NUL, carriage return.
-HOSTILE = "\x1b]0;owned\x07\x1b[2J\x1b[31m\x9b31m\u202eevil\x00\rfake"
-RAW = ("\x1b", "\x07", "\x9b", "\u202e", "\x00", "\r")
+# OSC title set, clear screen, SGR, one-byte CSI, right-to-left override, NUL, carriage return; then every
+# invisible character that reorders or breaks a line without looking like it: the Arabic letter mark, LRM/RLM,
+# the embeddings and overrides, the isolates, the line and paragraph separators, zero-width space, BOM.
+INVISIBLE = ("\u061c", "\u200e", "\u200f", "\u202a", "\u202b", "\u202c", "\u202d", "\u202e", "\u2066", "\u2067",
+             "\u2068", "\u2069", "\u2028", "\u2029", "\u200b", "\ufeff")
+HOSTILE = "\x1b]0;owned\x07\x1b[2J\x1b[31m\x9b31m\u202eevil\x00\rfake" + "x".join(INVISIBLE)
+RAW = ("\x1b", "\x07", "\x9b", "\u202e", "\x00", "\r") + INVISIBLE
 
 
 def _hostile_case(tmp_path):

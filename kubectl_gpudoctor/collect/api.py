@@ -2,13 +2,15 @@
 from __future__ import annotations
 
 import json
+import math
 import urllib.parse
 from typing import Callable, Dict, List, Optional, Tuple
 
 from ..evidence import Evidence, Gap
+from ..kube import shapes
 from ..kube.names import InvalidName, safe_segment
 from ..record import field, record
-from ..safety.redact import secret_metadata
+from ..safety.redact import remember_names, secret_metadata
 from .parallel import Parallel
 from .transport import Timeout, Unreachable
 
@@ -58,6 +60,7 @@ class Api:
         self.client = client
         self.timeout = timeout
         self.server = getattr(client, "server", None) or "the API server"
+        self.repairs: Dict[tuple, List[Tuple[str, str]]] = {}   # target (ns, name) -> (source, its fields ignored)
 
     def get(self, path: str, query: Optional[Dict[str, str]] = None, accept: str = "application/json",
             text: bool = False, meanwhile: Optional[Callable[[], None]] = None) -> Response:
@@ -77,6 +80,7 @@ class Api:
         if 200 <= status < 300:
             return Response(status, body_text, "ok") if text else _object_or_gap(status, _json(body_text))
         status_doc = _json(body_text) if body_text.lstrip().startswith("{") else {}
+        status_doc = status_doc if isinstance(status_doc, dict) else {}
         message = (status_doc or {}).get("message") or body_text.strip()[:300] or f"HTTP {status}"
         reason = {401: "unauthorized", 403: "forbidden", 404: "not-found", 504: "timeout"}.get(status, "error")
         return Response(status, status_doc, reason, _one_line(message))
@@ -84,6 +88,8 @@ class Api:
     def run(self, requests: List[Request], ev: Evidence, meanwhile: Optional[Callable[[], object]] = None) -> None:
         """Run requests in parallel; store each answer as objects, logs, absence or a gap. `meanwhile()`, pure work
         on what is already held, runs while they are in flight (its errors are left to the verdict, which redoes it)."""
+        for problem in self.repairs.pop((ev.target.namespace, ev.target.name), ()):
+            shapes.note(ev, problem[0], problem[1])   # the target's malformed fields, read before ev existed
         if not requests:
             return
         in_flight = Parallel(self._fetch, requests, POOL_SIZE)   # every request is sent now
@@ -132,9 +138,9 @@ def read_target(api: Api, path: str, what: str, ns=None, meanwhile: Optional[Cal
     """The target itself: its object, or the error that ends the diagnosis (exit 2 or 3). `meanwhile()` runs once
     its request is sent, while the answer is awaited."""
     resp = api.get(path, meanwhile=meanwhile)
-    if resp.reason == "ok" and isinstance(resp.body, dict):
-        return resp.body
     where = f" in namespace {ns}" if ns else ""
+    if resp.reason == "ok" and isinstance(resp.body, dict):
+        return _target_shaped(api, resp.body, what, where, ns)
     if resp.reason == "invalid":
         raise InvalidName(f"cannot read {what}{where}: {resp.message}")
     if resp.reason == "not-found":
@@ -144,6 +150,33 @@ def read_target(api: Api, path: str, what: str, ns=None, meanwhile: Optional[Cal
     if resp.reason == "timeout":
         raise ClusterError(f"timed out reading {what}{where} from the API server ({resp.message})")
     raise ClusterError(f"cannot reach the API server: {resp.message}")
+
+
+def _in_namespace(obj, ns: Optional[str]):
+    """A namespaced object read from a namespace's path is in that namespace: a missing metadata.namespace is
+    filled in from the path (a repair that changes no meaning; a wrong one is left to the shape checks)."""
+    meta = obj.get("metadata") if isinstance(obj, dict) else None
+    if ns and isinstance(meta, dict) and meta.get("namespace") is None:
+        return dict(obj, metadata=dict(meta, namespace=ns))
+    return obj
+
+
+def _target_shaped(api: Api, obj: dict, what: str, where: str, ns: Optional[str] = None) -> dict:
+    """The target with its malformed fields removed (each remembered for the gap list); an answer without a
+    name is no object at all: the diagnosis cannot name what it diagnoses."""
+    remember_names(obj)
+    obj = _in_namespace(obj, ns)
+    found = shapes.problems(obj, None, walk=True)
+    if not found:
+        return obj
+    if found[0][0] in (("metadata",), ("metadata", "name")) or not isinstance(obj, dict):
+        raise ClusterError(f"cannot read {what}{where}: the API server answered with no object ({found[0][1]})")
+    kind = obj.get("kind") or "object"
+    fixed = _in_namespace(shapes.repaired(obj, found, None, walk=True), ns)
+    m = fixed["metadata"]
+    api.repairs.setdefault((m.get("namespace"), m["name"]), []).append(
+        (shapes.source_of(kind), f"{kind.lower()} {m['name']}: field ignored: " + "; ".join(p for _, p in found)))
+    return fixed
 
 
 def store(ev: Evidence, req: Request, resp: Response) -> None:
@@ -156,8 +189,14 @@ def store(ev: Evidence, req: Request, resp: Response) -> None:
             for item in items:
                 # List items carry no kind/apiVersion, and metadata-only reads say PartialObjectMetadata:
                 # stamp the real ones so evidence and bundles read like `kubectl get -o yaml`.
-                if req.kind:
-                    item = dict(item, kind=req.kind, apiVersion=_api_version(req.path))
+                if req.kind and isinstance(item, dict):
+                    item = _in_namespace(dict(item, kind=req.kind, apiVersion=_api_version(req.path)),
+                                         _listed_in(req.path))
+                # one malformed object is dropped with a gap naming its field; the rules read the rest
+                item = shapes.screened(ev, item, req.kind, walk=resp.message == _REFUSED)
+                if item is None:
+                    continue
+                remember_names(item)   # names are never masked as secrets in reports and bundles
                 # Secrets: keep metadata only, even if a server ignored the PartialObjectMetadata Accept.
                 ev.add(secret_metadata(item) if req.kind == "Secret" else item, req.kind)
     elif resp.reason == "not-found":
@@ -179,27 +218,62 @@ def _api_version(path: str) -> str:
     return parts[1] if parts[0] == "api" else "/".join(parts[1:3])
 
 
+def _listed_in(path: str) -> Optional[str]:
+    """The namespace of a namespaced read (`…/namespaces/<ns>/<resource>[/<name>]`); None for cluster scope."""
+    parts = path.strip("/").split("/")
+    i = parts.index("namespaces") if "namespaces" in parts else -1
+    return parts[i + 1] if 0 <= i and len(parts) >= i + 3 else None
+
+
 def _namespace_of(path: str) -> Optional[str]:
     parts = path.split("/")
     return parts[parts.index("namespaces") + 1] if "namespaces" in parts[:-1] else None
 
 
+_REFUSED = "refused numbers"   # a Response's message when decoding refused a number somewhere in the body
+
+
 def _object_or_gap(status: int, body) -> Response:
-    """A 200 whose body is not the JSON object (or list object) the API promises is an error, never "nothing"."""
-    items = body.get("items") if isinstance(body, dict) else None
-    if not isinstance(body, dict) or ("items" in body and not (
-            isinstance(items, list) and all(isinstance(i, dict) for i in items))) or (
-            "items" not in body and not isinstance(body.get("metadata", {}), dict)):
+    """A 200 whose body is not the JSON object (or list object) the API promises is an error, never "nothing";
+    its objects' shapes are checked one by one when stored."""
+    if isinstance(body, _TooDeep):
+        return Response(status, None, "error", f"HTTP {status} with a body nested deeper than JSON decoding allows")
+    if not isinstance(body, dict) or ("items" in body and not isinstance(body.get("items"), list)):
         what = type(body).__name__ if body is not None else "not JSON"
         return Response(status, None, "error", f"HTTP {status} with an unexpected body ({what}), not a Kubernetes object")
-    return Response(status, body, "ok")
+    return Response(status, body, "ok", _REFUSED if isinstance(body, _WithRefused) else "")
+
+
+class _TooDeep:
+    """A body nested beyond the interpreter's recursion limit (a custom resource 2,000 levels deep)."""
+
+
+class _WithRefused(dict):
+    """A decoded body in which a number was refused: its objects are walked whole for shapes.Refused."""
 
 
 def _json(text: str):
-    try:
-        return json.loads(text)
+    """The document, or None when it is not JSON. NaN and infinities (also 1e999) become shapes.Refused, which
+    the shape checks refuse where they stand (the body is then a _WithRefused); too deep a body is _TooDeep."""
+    refused = []
+
+    def constant(word):
+        refused.append(word)
+        return shapes.Refused(word)
+
+    def number(text):
+        value = float(text)
+        if math.isfinite(value):
+            return value
+        refused.append(text)
+        return shapes.Refused(text)
+    try:   # integers stay Python's (bounded to 4,300 digits); the shape checks bound the fields rules read
+        doc = json.loads(text, parse_constant=constant, parse_float=number)
+    except RecursionError:
+        return _TooDeep()
     except ValueError:
         return None
+    return _WithRefused(doc) if refused and isinstance(doc, dict) else doc
 
 
 def _one_line(text: str) -> str:

@@ -5,18 +5,26 @@ from decimal import Decimal, InvalidOperation
 from functools import lru_cache
 from typing import Optional
 
+from .. import lazyre
+
 _BINARY = {"Ki": 2 ** 10, "Mi": 2 ** 20, "Gi": 2 ** 30, "Ti": 2 ** 40, "Pi": 2 ** 50, "Ei": 2 ** 60}
 _DECIMAL = {"n": Decimal("1e-9"), "u": Decimal("1e-6"), "m": Decimal("1e-3"), "": Decimal(1),
             "k": Decimal("1e3"), "M": Decimal("1e6"), "G": Decimal("1e9"), "T": Decimal("1e12"),
             "P": Decimal("1e15"), "E": Decimal("1e18")}
+
+_LIMIT = Decimal("1e30")
+# The quantity grammar's number: sign, digits with an optional fraction, optional decimal exponent.
+_NUMBER = lazyre.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?\Z")
 
 
 def parse_quantity(value) -> Optional[Decimal]:
     """A quantity as a Decimal in base units, or None when it is not a quantity."""
     if value is None:
         return None
+    if isinstance(value, bool):
+        return None
     if isinstance(value, (int, float, Decimal)):
-        return Decimal(str(value))
+        return _bounded(Decimal(str(value)))
     return _parse_text(str(value))
 
 
@@ -31,17 +39,21 @@ def _parse_text(value: str) -> Optional[Decimal]:
     last = text[-1]
     if last.isalpha() and last in _DECIMAL:
         return _num(text[:-1], _DECIMAL[last])
-    try:
-        return Decimal(text)
-    except InvalidOperation:
-        return None
+    return _num(text, 1)
 
 
 def _num(text: str, mult) -> Optional[Decimal]:
-    try:
-        return Decimal(text) * Decimal(mult)
-    except InvalidOperation:
+    if not _NUMBER.match(text):   # Decimal also reads "NaN", "Infinity" and "1_000", which no quantity is
         return None
+    try:
+        return _bounded(Decimal(text) * Decimal(mult))
+    except (InvalidOperation, ArithmeticError):   # 1e999999999 overflows the decimal context
+        return None
+
+
+def _bounded(q: Decimal) -> Optional[Decimal]:
+    """A finite quantity of a sane magnitude (an exabyte of exabytes is not a resource: `1e1000` is refused)."""
+    return q if q.is_finite() and abs(q) < _LIMIT else None
 
 
 def count(value) -> int:

@@ -31,17 +31,32 @@ def files(ev: Evidence) -> dict:
 
 
 def write(ev: Evidence, dest: str) -> str:
-    """Write to `dest`: a .tgz/.tar.gz archive (one top directory) or a directory; returns the path."""
+    """Write to `dest`: a .tgz/.tar.gz archive (one top directory) or a directory; returns the path. A place
+    that cannot be written (a missing parent, a file in the way, no permission) is a one-line error (exit 2)."""
     contents = files(ev)
-    if dest.endswith((".tgz", ".tar.gz")):
-        top = f"gpudoctor-{ev.target.name}" if safe_segment(ev.target.name) else "gpudoctor-bundle"
-        with tarfile.open(dest, "w:gz") as tar:
-            for path, text in contents.items():
-                data = text.encode("utf-8")
-                info = tarfile.TarInfo(f"{top}/{path}")
-                info.size, info.mtime, info.mode = len(data), int(time.time()), 0o644
-                tar.addfile(info, io.BytesIO(data))
-        return dest
+    try:
+        return _write_archive(ev, dest, contents) if dest.endswith((".tgz", ".tar.gz")) else _write_dir(dest, contents)
+    except OSError as exc:
+        raise BundleError(f"-f {dest}: cannot write the bundle there ({exc.strerror or exc})") from None
+
+
+def _write_archive(ev: Evidence, dest: str, contents: dict) -> str:
+    parent = os.path.dirname(os.path.abspath(dest))
+    if not os.path.isdir(parent):
+        raise BundleError(f"-f {dest}: directory {parent} does not exist")
+    top = f"gpudoctor-{ev.target.name}" if safe_segment(ev.target.name) else "gpudoctor-bundle"
+    with tarfile.open(dest, "w:gz") as tar:
+        for path, text in contents.items():
+            data = text.encode("utf-8")
+            info = tarfile.TarInfo(f"{top}/{path}")
+            info.size, info.mtime, info.mode = len(data), int(time.time()), 0o644
+            tar.addfile(info, io.BytesIO(data))
+    return dest
+
+
+def _write_dir(dest: str, contents: dict) -> str:
+    if os.path.exists(dest) and not os.path.isdir(dest):
+        raise BundleError(f"-f {dest}: exists and is not a directory (name a .tgz or a directory)")
     root = os.path.realpath(dest)
     for path, text in contents.items():
         full = os.path.join(root, path)

@@ -48,9 +48,12 @@ def read_tail(path: str, lines: int) -> Optional[str]:
         size = regular(path).st_size
     except OfflineError:
         return None
-    with open(path, "rb") as f:
-        f.seek(max(0, size - LOG_TAIL_BYTES))
-        data = f.read(LOG_TAIL_BYTES)
+    try:
+        with open(path, "rb") as f:
+            f.seek(max(0, size - LOG_TAIL_BYTES))
+            data = f.read(LOG_TAIL_BYTES)
+    except OSError:   # unreadable (permissions): skipped like a log that is not there
+        return None
     text = data.decode("utf-8", errors="replace")
     if size > LOG_TAIL_BYTES and "\n" in text:
         text = text.split("\n", 1)[1]           # the first line was cut by the byte bound
@@ -75,7 +78,8 @@ def check_archive(tar: tarfile.TarFile, archive: str, dest: str) -> None:
 
 def plain_tree(doc, path: str) -> None:
     """Refuse documents that expand to more than MAX_NODES nodes once YAML aliases are followed (an alias bomb
-    is a few hundred bytes that expand to billions), nest deeper than MAX_DEPTH or hold null list items; linear."""
+    is a few hundred bytes that expand to billions), or nest deeper than MAX_DEPTH; linear (null list items
+    and other malformed fields are kube/shapes.py's, object by object)."""
     sizes = {}   # id -> expanded size, for containers reached more than once through aliases
     open_ = set()   # containers being expanded: meeting one again inside itself is a cycle
     stack = [(doc, 0, False)]
@@ -83,8 +87,6 @@ def plain_tree(doc, path: str) -> None:
         node, depth, done = stack.pop()
         if not isinstance(node, (dict, list)) or (not done and id(node) in sizes):
             continue
-        if isinstance(node, list) and any(v is None for v in node):
-            raise OfflineError(f"{path}: a list holds a null item, which no API server writes; not a Kubernetes object")
         children = [c for c in (node.values() if isinstance(node, dict) else node) if isinstance(c, (dict, list))]
         if done:
             open_.discard(id(node))

@@ -12,7 +12,9 @@ import yaml
 
 from ..evidence import KNOWN_SOURCES, Evidence, Gap, Target, source_of
 from ..kube import podstate
+from ..kube import shapes as kshapes
 from ..kube.timeutil import format_time, parse_time
+from ..safety.redact import remember_names
 from . import shapes
 from .files import MAX_ARCHIVE_BYTES, MAX_ARCHIVE_MEMBERS, MAX_FILE_BYTES, OfflineError, check_archive, plain_tree, read_tail, read_text, regular
 from .. import lazyre
@@ -52,7 +54,7 @@ def load(path: str, kind: str = "Pod", name: Optional[str] = None, namespace: Op
             objects, logs, meta = _read_bundle(path, tail)
     else:
         objects, logs, meta = _read_objects(path), {}, {}
-    shapes.check(objects, meta, path)   # malformed input is a usage error naming the field, not a crash
+    shapes.check_meta(meta, path)   # a malformed bundle.yaml is a usage error naming the field, not a crash
     return _evidence(objects, logs, meta, kind, name, namespace, tail)
 
 
@@ -134,8 +136,10 @@ def _read_bundle(root: str, tail: int = 80):
     logs = {}
     log_root = os.path.join(root, "logs")
     if os.path.isdir(log_root):
-        for ns in sorted(os.listdir(log_root)):
-            for pod in sorted(os.listdir(os.path.join(log_root, ns))):
+        # logs/<namespace>/<pod>/<container>.log: anything else in that tree (a file where a directory belongs,
+        # a directory named like a log) is not a log and is left out, as a log that cannot be read is
+        for ns in _subdirs(log_root):
+            for pod in _subdirs(os.path.join(log_root, ns)):
                 pod_dir = os.path.join(log_root, ns, pod)
                 for fname in sorted(os.listdir(pod_dir)):
                     previous = fname.endswith(PREVIOUS_SUFFIX)
@@ -149,6 +153,13 @@ def _read_bundle(root: str, tail: int = 80):
     if not objects:
         raise OfflineError(f"--from {root}: no Kubernetes objects found (expected objects.yaml or *.json)")
     return objects, logs, meta
+
+
+def _subdirs(path: str) -> List[str]:
+    try:
+        return [d for d in sorted(os.listdir(path)) if os.path.isdir(os.path.join(path, d))]
+    except OSError as exc:
+        raise OfflineError(f"{path}: cannot be read ({exc.strerror or exc})") from None
 
 
 def _tail_lines(meta: dict, tail: int) -> int:
@@ -254,10 +265,28 @@ def _single_subdir(path: str) -> str:
 # --- evidence ------------------------------------------------------------------
 
 def _evidence(objects, logs, meta, kind, name, namespace, tail) -> Evidence:
-    target = _target(objects, meta, kind, name, namespace)
+    # an object without a name cannot be the target, nor be told apart from others: dropped before the target
+    # is chosen; every other malformed object is dropped (the target: its malformed fields) once it is known
+    nameless = [(o, p) for o in objects for p in [kshapes.nameless(o)] if p]
+    if nameless:
+        skip = {id(o) for o, _ in nameless}
+        objects = [o for o in objects if id(o) not in skip]
+    try:
+        target = _target(objects, meta, kind, name, namespace)
+    except OfflineError as exc:
+        if not nameless:
+            raise
+        n = len(nameless)
+        raise OfflineError(f"{exc} ({n} object{'s' if n > 1 else ''} skipped: {nameless[0][1][1]})") from None
     ev = Evidence(target=target, logs=logs, tail_lines=int(meta.get("tailLines") or tail))
+    for obj, (_, problem) in nameless:
+        kshapes.note(ev, source_of(obj.get("kind") or "?"), "1 object skipped: " + problem)
     seen = set()
     for obj in objects:   # what Evidence.add does, in one pass: thousands of saved pods stay linear
+        obj = kshapes.screened(ev, obj, obj.get("kind"))
+        if obj is None:
+            continue
+        remember_names(obj)   # names are never masked as secrets in reports and bundles
         m = obj.get("metadata") or {}
         key = (obj.get("kind"), m.get("namespace"), m.get("name"), m.get("uid"))
         if obj.get("kind") and key not in seen:
@@ -301,7 +330,7 @@ def _target(objects, meta, kind, name, namespace) -> Target:
     if not name:
         if len(wanted) == 1:
             m = wanted[0]["metadata"]
-            return Target(kind, m.get("name"), m.get("namespace"))
+            return Target(kind, m.get("name"), _namespace(m))
         names = ", ".join(sorted(_ref(o) for o in wanted)[:10]) or "none"
         raise OfflineError(f"--from holds {len(wanted)} {kind}s ({names}); name one")
     matches = [o for o in wanted if o["metadata"].get("name") == name
@@ -312,7 +341,12 @@ def _target(objects, meta, kind, name, namespace) -> Target:
     if len(matches) > 1:
         raise OfflineError(f'{kind.lower()} "{name}" exists in several namespaces of the input; pass -n')
     m = matches[0]["metadata"]
-    return Target(kind, m.get("name"), m.get("namespace"))
+    return Target(kind, m.get("name"), _namespace(m))
+
+
+def _namespace(meta: dict):
+    ns = meta.get("namespace")
+    return ns if isinstance(ns, str) else None   # a malformed one is the shape checks' to report
 
 
 def _ref(obj: dict) -> str:

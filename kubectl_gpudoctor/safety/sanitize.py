@@ -8,9 +8,13 @@ from typing import Tuple
 from ..record import fields, is_record, replace
 from .redact import mask
 
-# C0 controls except tab/newline, DEL, C1 controls (0x9b is a one-byte CSI on some terminals),
-# and the bidirectional overrides that can make text read differently than it is.
-_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+# Invisible characters that make text read differently than it is (Trojan Source, CVE-2021-42574): the
+# Arabic letter mark, zero-width space/joiners and the LTR/RTL marks, the line and paragraph separators (a
+# line break to some viewers, none to others), the bidi embeddings, overrides and isolates, the word joiner and
+# invisible operators, the byte-order mark, and the interlinear annotation controls.
+INVISIBLE = "\u061c\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff\ufff9-\ufffb"
+# C0 controls except tab/newline, DEL, C1 controls (0x9b is a one-byte CSI on some terminals), and INVISIBLE.
+_UNSAFE = re.compile(f"[\x00-\x08\x0b-\x1f\x7f-\x9f{INVISIBLE}]")
 
 
 def _escape(m: "re.Match") -> str:
@@ -24,8 +28,8 @@ def inert(text, multiline: bool = True) -> str:
     return out if multiline else out.replace("\n", "\\n")
 
 
-# What JSON and YAML (with allow_unicode) would otherwise write raw: DEL, C1 controls and the bidi overrides.
-UNSAFE_UNICODE = re.compile("[\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+# What JSON and YAML (with allow_unicode) would otherwise write raw: DEL, C1 controls and INVISIBLE.
+UNSAFE_UNICODE = re.compile(f"[\x7f-\x9f{INVISIBLE}]")
 
 
 def escape_json_unsafe(text: str) -> str:
