@@ -66,7 +66,7 @@ def not_executable(ev):
     return None
 
 
-@rule("missing-model-files", phase="crash", severity="critical", rank=SPECIFIC, applies=has_terminations,
+@rule("missing-model-files", edits="container", phase="crash", severity="critical", rank=SPECIFIC, applies=has_terminations,
       needs=("pods/log",), title="Model or config files missing at the path the server reads",
       remediation="Put the model at $path: mount the volume that holds it at the right mountPath (and subPath), or "
                   "download it first (an init container or Job writing to the same volume).",

@@ -149,7 +149,7 @@ def completed_under_controller(ev):
     return None
 
 
-@rule("command-not-found", phase="crash", severity="critical", rank=SPECIFIC,
+@rule("command-not-found", edits="container", phase="crash", severity="critical", rank=SPECIFIC,
       title="Container command not found",
       remediation="Fix command/args of container $container to a program that exists in the image "
                   "(check with `kubectl debug` or `docker run --entrypoint sh <image>`), or use the image that has it.")

@@ -111,7 +111,7 @@ def _config_hit(ev, m, where, lines, head):
                    f"status is from before it was created.", lines + [Line("object", f"{kind.lower()}s/{ref}", "exists")],
                    values=_values(kind, ref, where),
                    fix=f"Do not recreate {kind} {ref}: it exists. The kubelet retries on its next sync; if the container "
-                       f"stays in CreateContainerConfigError, delete the pod so its controller recreates it.")
+                       f"stays in CreateContainerConfigError, delete the pod: $recreates.")
     return Hit(f"{head}: {what} does not exist.", lines, values=_values(kind, ref, where))
 
 

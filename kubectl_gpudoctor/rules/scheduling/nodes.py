@@ -30,7 +30,7 @@ def _gpu_words(ev):
     return ", ".join(req) if req else "the pod's resources"
 
 
-@rule("node-selector-mismatch", phase="scheduling", severity="critical", rank=SPECIFIC,
+@rule("node-selector-mismatch", edits="pod", phase="scheduling", severity="critical", rank=SPECIFIC,
       applies=lambda ev: unscheduled(ev) and affinity.has_node_constraints(ev.pod),
       title="nodeSelector / node affinity excludes every GPU node",
       remediation="Fix the pod's nodeSelector / required nodeAffinity to match a label the GPU nodes carry, or "
@@ -142,7 +142,7 @@ def _has_pod_affinity(ev):
                                     affinity.required_pod_terms(ev.pod, "podAntiAffinity"))
 
 
-@rule("pod-affinity-unsatisfiable", phase="scheduling", severity="critical", rank=SPECIFIC, applies=_has_pod_affinity,
+@rule("pod-affinity-unsatisfiable", edits="pod", phase="scheduling", severity="critical", rank=SPECIFIC, applies=_has_pod_affinity,
       title="Required pod affinity can only be met where there is no free GPU",
       remediation="Relax the term to preferredDuringSchedulingIgnoredDuringExecution, or move the peer pods onto "
                   "GPU nodes (or the GPU nodes into the peers' topology domain).")
