@@ -39,22 +39,27 @@ def place(ft: Optional[FixTarget], fix: str, snippet: str, container: Optional[s
         return fix, snippet
     container = container or next((c.get("name") for c in (ft.pod.get("spec") or {}).get("containers") or []), None)
     snippet = _headed(snippet, container)
-    lines, first, edits = [], None, bool(edits)
+    lines, first, pod_level, kind, in_container = [], None, False, edits, False
     for line in snippet.split("\n"):
         m = _CONTAINER_HEAD.match(line)
         p = None if m else _POD_HEAD.match(line)
+        key = _KEY.match(line)
         if m:
-            edits, first = True, first or m.group("c")
+            first, in_container = first or m.group("c"), True
             line = line if ft.bare else f"# {ft.place(m.group('c'))}{m.group('rest')}"
         elif p:
-            edits = True
+            pod_level, in_container = True, False
             line = line if ft.bare else f"# {ft.place()}{p.group('rest')}"
+        elif key and in_container and not ft.bare:
+            line = ft.renamed(key.group(1)) + line[len(key.group(1)):]
         lines.append(line)
+    edits = bool(kind or first or pod_level)
     if not edits and not _POD_SPEC.search(fix or ""):
         return fix, snippet
     if not ft.bare:
         fix = _POD_SPEC.sub(lambda m: f"the pod template of {ft.top.what}", fix or "")
-    return (fix or "").rstrip() + " " + where(ft, first or container), "\n".join(lines)
+    at = first or (None if pod_level or kind == "pod" else container)
+    return (fix or "").rstrip() + " " + where(ft, at), "\n".join(lines)
 
 
 def _headed(snippet: str, container: Optional[str]) -> str:
@@ -97,4 +102,10 @@ def where(ft: FixTarget, container: Optional[str] = None) -> str:
         return (f"Where: {at}{known}. It belongs to Helm release {rel} ({tool[2]}): set it in the release's values "
                 f"(`helm get values {rel} -n {ns} -o yaml > values.yaml`, change it there, then `helm upgrade {rel} "
                 f"{chart} -n {ns} -f values.yaml`); a kubectl edit is reverted at the next upgrade.")
+    if ft.recreated:
+        resource, scope = ft.resource()
+        top = ft.top.name
+        return (f"Where: {at}{known}, not the pod. A {ft.top.kind}'s pod template is fixed once it runs: save it "
+                f"(`kubectl get {resource} {top}{scope} -o yaml > {top}.yaml`), make the change there, then re-create "
+                f"it (`kubectl replace --force -f {top}.yaml`).")
     return (f"Where: {at}{known} — not the pod, which {ft.top.kind} re-creates from it: `{ft.edit_command()}`.")

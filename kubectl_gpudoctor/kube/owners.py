@@ -56,6 +56,11 @@ CLUSTERPOLICY_PARTS = (("driver", "driver"), ("device-plugin", "devicePlugin"), 
                        ("dcgm-exporter", "dcgmExporter"), ("feature-discovery", "gfd"), ("mig-manager", "migManager"),
                        ("validator", "validator"), ("dcgm", "dcgm"))
 
+# Run-to-completion kinds whose pod template is fixed once created (batch Job's spec.template is immutable; the
+# training operators, JobSet and Volcano do not roll a changed template out to running pods): re-created, not edited.
+RECREATED = {("batch", "Job"), ("batch.volcano.sh", "Job"), ("jobset.x-k8s.io", "JobSet"), ("argoproj.io", "Workflow"),
+             ("trainer.kubeflow.org", "TrainJob"), ("ray.io", "RayJob")} | {("kubeflow.org", k) for k in REPLICA_SPECS}
+
 HELM_RELEASE = "meta.helm.sh/release-name"
 ARGO_TRACKING, ARGO_LABEL = "argocd.argoproj.io/tracking-id", "argocd.argoproj.io/instance"
 FLUX_KUSTOMIZATION, FLUX_HELMRELEASE = "kustomize.toolkit.fluxcd.io/name", "helm.toolkit.fluxcd.io/name"
@@ -113,10 +118,23 @@ class FixTarget:
             return f"the pod template of {self.top.what}" + (f", container {container}" if container else "")
         return f"{self.top.what}, {path}"
 
-    def edit_command(self) -> str:
+    @property
+    def recreated(self) -> bool:
+        """Changed by re-creating it, not by an edit (kube/owners.py RECREATED)."""
+        return (self.top.group, self.top.kind) in RECREATED
+
+    def renamed(self, key: str) -> str:
+        """A container field's name in the top object: a TrainJob's trainer takes `resourcesPerNode`."""
+        return "resourcesPerNode" if key == "resources" and self.top.kind == "TrainJob" else key
+
+    def resource(self) -> Tuple[str, str]:
+        """(the name kubectl takes for the top object's kind, ` -n NAMESPACE` or "" for a cluster-scoped one)."""
         resource, namespaced = KINDS.get(self.top.group, {}).get(self.top.kind, (None, True))
         resource = resource or (f"{self.top.kind.lower()}.{self.top.group}" if self.top.group else self.top.kind.lower())
-        where = f" -n {self.namespace}" if namespaced else ""
+        return resource, (f" -n {self.namespace}" if namespaced else "")
+
+    def edit_command(self) -> str:
+        resource, where = self.resource()
         return f"kubectl edit {resource} {self.top.name}{where}"
 
 

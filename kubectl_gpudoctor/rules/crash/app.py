@@ -18,7 +18,7 @@ from ..registry import DEFAULT, SPECIFIC, Hit, Line, Unknown, rule
       remediation="Run an image built for $nodearch (a multi-arch image, or the $nodearch tag), or keep the pod on "
                   "$imagearch nodes with a nodeSelector; if the entrypoint is a script, make sure its first line is a #! line.",
       snippet="# pod spec: only nodes of the architecture the image is built for\nnodeSelector:\n  kubernetes.io/arch: $imagearch\n"
-              "# or build for both: docker buildx build --platform linux/amd64,linux/arm64 -t <image> --push .")
+              "# or build for both: docker buildx build --platform linux/amd64,linux/arm64 -t $image --push .")
 def exec_format_error(ev):
     """The runtime or the log says `exec format error`: the kernel cannot execute the container's binary."""
     for c, cs, term, _ in failures(ev):
@@ -32,7 +32,8 @@ def exec_format_error(ev):
         why, node_arch, guess, node_line = ae.arch_story(ev, c, m.groupdict().get("cmd") or "")
         lines = ([line] if found else [status_line(c["name"], where(cs, term), term), line]) + [x for x in (node_line,) if x]
         return Hit(f"Container {c['name']} cannot start its command: exec format error — {why}.", lines,
-                   values={"container": c["name"], "nodearch": node_arch or "the node's architecture", "imagearch": guess})
+                   values={"container": c["name"], "nodearch": node_arch or "the node's architecture", "imagearch": guess,
+                           "image": c.get("image") or "IMAGE"})
     return None
 
 

@@ -152,7 +152,8 @@ def completed_under_controller(ev):
 @rule("command-not-found", edits="container", phase="crash", severity="critical", rank=SPECIFIC,
       title="Container command not found",
       remediation="Fix command/args of container $container to a program that exists in the image "
-                  "(check with `kubectl debug` or `docker run --entrypoint sh <image>`), or use the image that has it.")
+                  "(check with `kubectl debug` or `docker run --rm -it --entrypoint sh $image`), or use the image that has "
+                  "it.")
 def command_not_found(ev):
     """Exit 127 (not the dynamic loader's), or the runtime's `executable file not found in $PATH` (StartError), an
     empty command (`exec: ""`) included.
@@ -181,7 +182,8 @@ def command_not_found(ev):
         smi = missing == "nvidia-smi"
         return Hit(f"Container {c['name']} cannot run {cmd}: {what} ({how})."
                    + (" Images do not ship nvidia-smi: the NVIDIA container runtime injects it, with the driver libraries, "
-                      "into a container that gets a GPU through it." if smi else ""), lines, values={"container": c["name"]},
+                      "into a container that gets a GPU through it." if smi else ""), lines,
+                   values={"container": c["name"], "image": c.get("image") or "the image"},
                    rank=DEFAULT if smi else None, fix=SMI_FIX if smi else None)
     return None
 
