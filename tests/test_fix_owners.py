@@ -1,0 +1,127 @@
+"""Fixes name the object the user edits (kube/owners.py, fixes.py): the top of the pod's controller chain read live,
+a refused owner read is a gap and the owner is still named, and the field path inside each owner kind."""
+import os
+
+import pytest
+
+from kubectl_gpudoctor.evidence import Evidence, Target
+from kubectl_gpudoctor.kube.owners import argo_template, fix_target
+from tests.casebook import CASES
+from tests.live import assert_read_only, run_json, serving
+
+OWNERS = os.path.join(CASES, "oom-killed")
+
+
+def _cause(doc):
+    return next(f for f in doc["findings"] if f["id"] == doc["rootCause"])
+
+
+def test_live_chain_reads_up_to_the_trainjob(tmp_path):
+    path = os.path.join(OWNERS, "fail-owner-trainjob-jobset")
+    with serving(path, tmp_path, namespace="serving") as (srv, kc):
+        _, doc = run_json("llama-ft-node-0-1-r8s2v", "--kubeconfig", kc)
+    assert_read_only(srv)
+    fix = _cause(doc)["remediation"]
+    assert "TrainJob llama-ft, spec.trainer" in fix and "not read" not in fix, fix
+    assert any(r.path.endswith("/trainjobs/llama-ft") for r in srv.requests)
+
+
+def test_live_forbidden_owner_is_a_gap_and_still_named(tmp_path):
+    path = os.path.join(OWNERS, "fail-owner-kserve-inferenceservice")
+    with serving(path, tmp_path, namespace="serving") as (srv, kc):
+        srv.forbid("inferenceservices")
+        _, doc = run_json("llama3-8b-predictor-6f9c8b7d54-h7x2k", "--kubeconfig", kc)
+    gaps = {g["source"]: g["reason"] for g in doc["gaps"]}
+    assert gaps.get("inferenceservices.serving.kserve.io") == "forbidden", doc["gaps"]
+    fix = _cause(doc)["remediation"]
+    assert doc["rootCause"] == "oom-killed"
+    assert "InferenceService llama3-8b, spec.predictor.model" in fix and "not read" in fix, fix
+
+
+def _ev(pod, *objs):
+    ev = Evidence(target=Target("Pod", pod["metadata"]["name"], "ml"))
+    for o in (pod,) + objs:
+        ev.add(o)
+    ev.sources = {"pods"}
+    return ev
+
+
+def _pod(name, labels=None, owner=None, containers=("main",), init=(), env=None, annotations=None):
+    meta = {"name": name, "namespace": "ml", "labels": labels or {}, "annotations": annotations or {}}
+    if owner:
+        meta["ownerReferences"] = [dict(owner, controller=True, uid="u-" + owner["name"])]
+    spec = {"containers": [{"name": c, "image": "img", **({"env": env} if env else {})} for c in containers],
+            "initContainers": [{"name": c, "image": "img"} for c in init]}
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": spec}
+
+
+def _ref(kind, name, api):
+    return {"kind": kind, "name": name, "apiVersion": api}
+
+
+@pytest.mark.parametrize("labels,owner,container,want", [
+    ({"ray.io/node-type": "head", "ray.io/cluster": "rc"}, _ref("RayCluster", "rc", "ray.io/v1"), "ray-head",
+     "RayCluster rc, spec.headGroupSpec.template.spec.containers[name=ray-head]"),
+    ({"training.kubeflow.org/replica-type": "master"}, _ref("PyTorchJob", "pj", "kubeflow.org/v1"), "pytorch",
+     "PyTorchJob pj, spec.pytorchReplicaSpecs.Master.template.spec.containers[name=pytorch]"),
+    ({"training.kubeflow.org/job-role": "launcher"}, _ref("MPIJob", "mpi", "kubeflow.org/v2beta1"), "launcher",
+     "MPIJob mpi, spec.mpiReplicaSpecs.Launcher.template.spec.containers[name=launcher]"),
+    ({}, _ref("TFJob", "tf", "kubeflow.org/v1"), "tensorflow",   # no label: the replica type from the pod's name
+     "TFJob tf, spec.tfReplicaSpecs.PS.template.spec.containers[name=tensorflow]"),
+    ({"leaderworkerset.sigs.k8s.io/name": "lws", "leaderworkerset.sigs.k8s.io/worker-index": "0"},
+     _ref("StatefulSet", "lws", "apps/v1"), "leader",
+     "LeaderWorkerSet lws, spec.leaderWorkerTemplate.leaderTemplate.spec.containers[name=leader]"),
+    ({"jobset.sigs.k8s.io/jobset-name": "js", "jobset.sigs.k8s.io/replicatedjob-name": "workers"},
+     _ref("Job", "js-workers-0", "batch/v1"), "main",
+     "JobSet js, spec.replicatedJobs[name=workers].template.spec.template.spec.containers[name=main]"),
+    ({"serving.kserve.io/inferenceservice": "isvc", "component": "transformer"},
+     _ref("ReplicaSet", "isvc-transformer-5d8f7c9b64", "apps/v1"), "kserve-container",
+     "InferenceService isvc, spec.transformer.containers[name=kserve-container]"),
+    ({"serving.knative.dev/service": "hello"}, _ref("ReplicaSet", "hello-00001-deployment-5d8f7c9b64", "apps/v1"), "user",
+     "Service hello, spec.template.spec.containers[name=user]"),
+    ({}, _ref("Notebook", "nb", "kubeflow.org/v1"), "nb", "Notebook nb, spec.template.spec.containers[name=nb]"),
+    ({}, _ref("PodClique", "pc", "grove.io/v1alpha1"), "main", "the pod template of PodClique pc, container main"),
+])
+def test_field_path_inside_each_owner_kind(labels, owner, container, want):
+    name = "tf-ps-0" if owner["kind"] == "TFJob" else "p-0"
+    pod = _pod(name, labels, owner, containers=(container,))
+    assert fix_target(_ev(pod), pod).place(container) == want
+
+
+def test_init_container_path_and_bare_pod():
+    pod = _pod("p", owner=_ref("Deployment", "web", "apps/v1"), init=("fetch",))
+    assert fix_target(_ev(pod), pod).place("fetch") == "Deployment web, spec.template.spec.initContainers[name=fetch]"
+    bare = _pod("solo")
+    ft = fix_target(_ev(bare), bare)
+    assert ft.bare and not ft.known_by_reference
+
+
+def test_replicaset_name_names_its_deployment_unless_a_404_said_otherwise():
+    pod = _pod("web-5d8f7c9b64-x2x9q", {"pod-template-hash": "5d8f7c9b64"}, _ref("ReplicaSet", "web-5d8f7c9b64", "apps/v1"))
+    ev = _ev(pod)
+    assert fix_target(ev, pod).top.what == "Deployment web"
+    ev.mark_absent("Deployment", "web", "ml")
+    assert fix_target(ev, pod).top.what == "ReplicaSet web-5d8f7c9b64"
+
+
+@pytest.mark.parametrize("labels,annotations,want", [
+    ({"app.kubernetes.io/managed-by": "Helm", "app.kubernetes.io/instance": "llm"}, {}, ("helm", "llm")),
+    ({}, {"meta.helm.sh/release-name": "gpu"}, ("helm", "gpu")),
+    ({"app.kubernetes.io/managed-by": "Helm", "argocd.argoproj.io/instance": "apps"}, {}, ("argocd", "apps")),
+    ({"helm.toolkit.fluxcd.io/name": "vllm"}, {}, ("flux-helm", "vllm")),
+    ({"app.kubernetes.io/managed-by": "Helm"}, {}, None),   # Helm without a release name names no release
+])
+def test_management_of_the_owner(labels, annotations, want):
+    deploy = {"apiVersion": "apps/v1", "kind": "Deployment",
+              "metadata": {"name": "web", "namespace": "ml", "labels": labels, "annotations": annotations}}
+    pod = _pod("p", owner=_ref("Deployment", "web", "apps/v1"))
+    got = fix_target(_ev(pod, deploy), pod).manager
+    assert (got[:2] if got else None) == want
+
+
+def test_argo_template_from_the_executor_env_bounded_and_tolerant():
+    ok = _pod("wf-1", env=[{"name": "ARGO_TEMPLATE", "value": '{"name":"train","container":{}}'}])
+    assert argo_template(ok) == "train"
+    assert argo_template(_pod("wf-2", env=[{"name": "ARGO_TEMPLATE", "value": "{not json"}])) is None
+    big = '{"name":"x","pad":"' + "a" * 300_000 + '"}'
+    assert argo_template(_pod("wf-3", env=[{"name": "ARGO_TEMPLATE", "value": big}])) is None
