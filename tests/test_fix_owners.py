@@ -125,3 +125,19 @@ def test_argo_template_from_the_executor_env_bounded_and_tolerant():
     assert argo_template(_pod("wf-2", env=[{"name": "ARGO_TEMPLATE", "value": "{not json"}])) is None
     big = '{"name":"x","pad":"' + "a" * 300_000 + '"}'
     assert argo_template(_pod("wf-3", env=[{"name": "ARGO_TEMPLATE", "value": big}])) is None
+
+
+@pytest.mark.parametrize("status,message,gap", [
+    (400, 'previous terminated container "server" in pod "p" not found', False),
+    (400, 'container "server" in pod "p" is waiting to start: ContainerCreating', False),
+    (400, "the server rejected our request for an unknown reason", True),
+    (500, "etcdserver: request timed out", True),
+])
+def test_a_log_read_is_absent_only_when_the_kubelet_says_so(status, message, gap):
+    """Issue 19: a 400/5xx on a previous log is a gap (the check is unknown), unless its wording says no such log."""
+    from kubectl_gpudoctor.collect.api import Request, Response, store
+    ev = Evidence(target=Target("Pod", "p", "ml"))
+    req = Request("pods/log", "get", "/api/v1/namespaces/ml/pods/p/log", {"previous": "true"},
+                  log_key=("ml", "p", "server", True))
+    store(ev, req, Response(status, None, "error", message))
+    assert ("pods/log" in ev.gaps) == gap and ("pods/log" in ev.sources) != gap
