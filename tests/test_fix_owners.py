@@ -141,3 +141,14 @@ def test_a_log_read_is_absent_only_when_the_kubelet_says_so(status, message, gap
                   log_key=("ml", "p", "server", True))
     store(ev, req, Response(status, None, "error", message))
     assert ("pods/log" in ev.gaps) == gap and ("pods/log" in ev.sources) != gap
+
+
+def test_live_pod_whose_containers_never_ran_lacks_no_log(tmp_path):
+    """A ContainerCreating pod read with full access: no log can exist, so no check says "needs get pods/log"."""
+    path = os.path.join(CASES, "missing-config-reference", "fail-configmap-missing-key")
+    from tests.test_request_budget import _target
+    target = _target(path)
+    with serving(path, tmp_path, namespace=target["namespace"]) as (srv, kc):
+        _, doc = run_json(target["name"], "--kubeconfig", kc)
+    assert doc["rootCause"] == "missing-config-reference"
+    assert not [c for c in doc["checks"] if "pods/log" in (c.get("reason") or "")], doc["checks"]
