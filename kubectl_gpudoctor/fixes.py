@@ -7,7 +7,7 @@ import re
 from typing import Optional, Tuple
 
 from .kube.objects import controller_of, name
-from .kube.owners import FixTarget, chart_of
+from .kube.owners import FixTarget, chart_of, injected
 
 _CONTAINER_HEAD = re.compile(r"^# container (?P<c>[a-z0-9]([-a-z0-9.]*[a-z0-9])?)(?P<rest>(?::| |$).*)$")
 _POD_HEAD = re.compile(r"^# pod (?:spec|\S+ \(spec\))(?P<rest>.*)$")
@@ -84,6 +84,14 @@ def where(ft: FixTarget, container: Optional[str] = None) -> str:
         return (f"Pod {pod} has no controller and a running pod's spec cannot be changed in place: save it "
                 f"(`kubectl get pod {pod} -n {ns} -o yaml > {pod}.yaml`), make the change there, then delete and "
                 f"re-create it (`kubectl replace --force -f {pod}.yaml`).")
+    added = injected(ft, container)
+    if added:
+        hooks = ft.webhooks
+        named = (f": {', '.join(hooks)}" if hooks else f" ({ft.webhook_gap})" if ft.webhook_gap else
+                 " (none of the MutatingWebhookConfigurations read matches it)" if ft.webhook_gap is None else "")
+        return (f"Where: not in {added.what}'s pod template — container {container} is not there, so a mutating "
+                f"admission webhook added it when the pod was created{named}. Change what that webhook injects (its "
+                f"operator's configuration or the annotations it reads on {ft.top.what}), not the template.")
     at = ft.place(container)
     known = f" ({ft.top.what} named by the pod's owner references and labels, not read)" if ft.known_by_reference \
         else ""

@@ -152,3 +152,71 @@ def test_live_pod_whose_containers_never_ran_lacks_no_log(tmp_path):
         _, doc = run_json(target["name"], "--kubeconfig", kc)
     assert doc["rootCause"] == "missing-config-reference"
     assert not [c for c in doc["checks"] if "pods/log" in (c.get("reason") or "")], doc["checks"]
+
+
+def _webhook_pod():
+    """An istio-proxy the template of Deployment web does not have: the sidecar injector added it."""
+    deploy = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web", "namespace": "ml"},
+              "spec": {"template": {"spec": {"containers": [{"name": "main", "image": "img"}]}}}}
+    pod = _pod("web-1", {"app": "web"}, _ref("Deployment", "web", "apps/v1"), containers=("main", "istio-proxy"))
+    return pod, deploy
+
+
+ISTIO = {"apiVersion": "admissionregistration.k8s.io/v1", "kind": "MutatingWebhookConfiguration",
+         "metadata": {"name": "istio-sidecar-injector"},
+         "webhooks": [{"name": "namespace.sidecar-injector.istio.io", "admissionReviewVersions": ["v1"],
+                       "sideEffects": "None", "failurePolicy": "Fail",
+                       "clientConfig": {"service": {"name": "istiod", "namespace": "istio-system", "path": "/inject"}},
+                       "rules": [{"apiGroups": [""], "apiVersions": ["v1"], "operations": ["CREATE"],
+                                  "resources": ["pods"], "scope": "*"}],
+                       "namespaceSelector": {"matchLabels": {"istio-injection": "enabled"}},
+                       "objectSelector": {"matchExpressions": [{"key": "sidecar.istio.io/inject", "operator": "NotIn",
+                                                                "values": ["false"]}]}}]}
+
+
+@pytest.mark.parametrize("objs,sources,want", [
+    ([ISTIO, {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "ml", "labels": {"istio-injection": "enabled"}}}],
+     {"mutatingwebhookconfigurations"}, "added it when the pod was created: istio-sidecar-injector (webhook "
+                                         "namespace.sidecar-injector.istio.io)"),
+    ([ISTIO, {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "ml", "labels": {}}}],
+     {"mutatingwebhookconfigurations"}, "none of the MutatingWebhookConfigurations read matches it"),
+    ([], set(), "webhook configurations not read: not-collected (needs list mutatingwebhookconfigurations)"),
+])
+def test_a_container_the_template_lacks_was_injected_by_a_webhook(objs, sources, want):
+    from kubectl_gpudoctor.fixes import place
+    pod, deploy = _webhook_pod()
+    ev = _ev(pod, deploy, *objs)
+    ev.sources |= sources
+    fix, snippet = place(fix_target(ev, pod), "Raise its memory limit.", "# container istio-proxy\nresources: {}",
+                         "istio-proxy")
+    assert "not in Deployment web's pod template" in fix and want in fix, fix
+    assert "kubectl edit" not in fix
+    fix, _ = place(fix_target(ev, pod), "Raise its memory limit.", "# container main\nresources: {}", "main")
+    assert "Deployment web, spec.template.spec.containers[name=main]" in fix   # the template's own container
+
+
+def test_live_lists_webhooks_only_when_a_container_is_not_in_the_template(tmp_path):
+    """An injected istio-proxy beside the OOMKilled server: one LIST of MutatingWebhookConfigurations (round 3);
+    without the sidecar, no such read."""
+    import shutil
+    import yaml
+    src = os.path.join(OWNERS, "fail-owner-argocd-deployment")
+    case = tmp_path / "case"
+    shutil.copytree(src, case)
+    docs = list(yaml.safe_load_all(open(case / "objects.yaml")))
+    pod = docs[0]
+    pod["spec"]["containers"].append({"name": "istio-proxy", "image": "docker.io/istio/proxyv2:1.23.2",
+                                      "args": ["proxy", "sidecar"]})
+    pod["status"]["containerStatuses"].append({
+        "name": "istio-proxy", "image": "docker.io/istio/proxyv2:1.23.2", "ready": True, "started": True,
+        "restartCount": 0, "imageID": "docker.io/istio/proxyv2@sha256:" + "ab" * 32,
+        "containerID": "containerd://" + "cd" * 32, "state": {"running": {"startedAt": "2026-11-30T08:41:16Z"}},
+        "lastState": {}})
+    docs += [ISTIO]
+    (case / "objects.yaml").write_text(yaml.safe_dump_all(docs, sort_keys=False))
+    target = pod["metadata"]["name"]
+    for path, want in ((case, 1), (src, 0)):
+        with serving(str(path), tmp_path, namespace="serving") as (srv, kc):
+            _, doc = run_json(target, "--kubeconfig", kc)
+        lists = [r for r in srv.requests if r.path.endswith("/mutatingwebhookconfigurations")]
+        assert len(lists) == want and doc["rootCause"] == "oom-killed", srv.requests

@@ -91,9 +91,17 @@ def second_round(ev: Evidence) -> List[Request]:
 
 
 def third_round(ev: Evidence) -> List[Request]:
-    """One more owner for chains three deep (Job -> JobSet -> TrainJob, RayCluster -> RayService behind a guess)."""
-    req = next_owner(ev) if ev.pod is not None else None
-    return [req] if req else []
+    """One more owner for chains three deep (Job -> JobSet -> TrainJob, RayCluster -> RayService behind a guess), and
+    the MutatingWebhookConfigurations when the pod has a container its owner's template lacks (a webhook added it)."""
+    if ev.pod is None:
+        return []
+    req = next_owner(ev)
+    ft = owners.fix_target(ev, ev.pod)
+    added = any(owners.injected(ft, c.get("name")) for part in ("containers", "initContainers")
+                for c in spec(ev.pod).get(part) or [])
+    hooks = Request(owners.WEBHOOKS, "list", "/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations",
+                    kind="MutatingWebhookConfiguration") if added and owners.WEBHOOKS not in ev.sources else None
+    return [r for r in (req, hooks) if r]
 
 
 def next_owner(ev: Evidence) -> Optional[Request]:

@@ -90,6 +90,8 @@ class FixTarget:
     top: Link
     chain: List[Link] = field(default_factory=list)
     manager: Optional[Tuple[str, str, str]] = None   # (tool, name, how it is known): helm / argocd / flux-*
+    webhooks: List[str] = field(default_factory=list)  # MutatingWebhookConfigurations that match the pod
+    webhook_gap: Optional[str] = ""   # why they are unknown ("" when not needed; None when read and none matched)
 
     @property
     def bare(self) -> bool:
@@ -143,7 +145,16 @@ def fix_target(ev, pod: Optional[dict]) -> Optional[FixTarget]:
         return None
     chain = owner_chain(ev, pod)
     top = chain[-1] if chain else Link("Pod", name(pod), "v1", pod)
-    return FixTarget(pod=pod, top=top, chain=chain, manager=management(chain[::-1], pod))
+    ft = FixTarget(pod=pod, top=top, chain=chain, manager=management(chain[::-1], pod))
+    if any(injected(ft, c.get("name")) for part in ("containers", "initContainers") for c in spec(pod).get(part) or []):
+        gap = None if ev.all("MutatingWebhookConfiguration") else ev.gap(WEBHOOKS)
+        ft.webhooks = [] if gap else mutating_webhooks(ev, pod)
+        ft.webhook_gap = f"webhook configurations not read: {gap.reason} (needs list {WEBHOOKS})" if gap else \
+            (None if not ft.webhooks else "")
+    return ft
+
+
+WEBHOOKS = "mutatingwebhookconfigurations"
 
 
 def owner_chain(ev, pod: dict) -> List[Link]:
@@ -369,3 +380,46 @@ def argo_template(pod: dict) -> Optional[str]:
             if isinstance(doc, dict) and isinstance(doc.get("name"), str):
                 return doc["name"]
     return None
+
+
+# --- fields a mutating webhook added ------------------------------------------------------------------------------
+
+_TEMPLATES = {"ReplicaSet": ("spec", "template"), "Deployment": ("spec", "template"), "StatefulSet": ("spec", "template"),
+              "DaemonSet": ("spec", "template"), "Job": ("spec", "template"),
+              "CronJob": ("spec", "jobTemplate", "spec", "template")}
+
+
+def injected(ft: FixTarget, container: Optional[str]) -> Optional[Link]:
+    """The nearest read built-in owner whose pod template lacks a container the pod has: a mutating admission webhook
+    added it when the pod was created (KServe's storage-initializer, a service mesh's proxy), so the template is not
+    where to change it."""
+    if not container or ft.bare:
+        return None
+    for link in ft.chain:
+        if link.obj is None or link.group not in ("apps", "batch") or link.kind not in _TEMPLATES:
+            continue
+        tmpl = link.obj
+        for key in _TEMPLATES[link.kind]:
+            tmpl = (tmpl or {}).get(key) or {}
+        names = {c.get("name") for part in ("containers", "initContainers") for c in spec(tmpl).get(part) or []}
+        return link if names and container not in names else None
+    return None
+
+
+def mutating_webhooks(ev, pod: dict) -> List[str]:
+    """The MutatingWebhookConfigurations with a webhook on pod CREATE whose object (and, when the Namespace was read,
+    namespace) selector matches the pod: `NAME (webhook NAME)`."""
+    from .affinity import label_selector_matches
+    nsobj = ev.get("Namespace", meta(pod).get("namespace") or "")
+    out = []
+    for cfg in ev.all("MutatingWebhookConfiguration"):
+        for hook in cfg.get("webhooks") or []:
+            on_pods = any("pods" in (r.get("resources") or []) or "*" in (r.get("resources") or [])
+                          for r in hook.get("rules") or [] if set(r.get("operations") or []) & {"CREATE", "*"})
+            objsel = hook.get("objectSelector") or {}
+            nssel = hook.get("namespaceSelector") or {}
+            if on_pods and label_selector_matches(objsel, labels(pod)) and \
+                    (nsobj is None or label_selector_matches(nssel, labels(nsobj))):
+                out.append(f"{name(cfg)} (webhook {hook.get('name')})")
+                break
+    return out[:4]
