@@ -220,3 +220,14 @@ def test_live_lists_webhooks_only_when_a_container_is_not_in_the_template(tmp_pa
             _, doc = run_json(target, "--kubeconfig", kc)
         lists = [r for r in srv.requests if r.path.endswith("/mutatingwebhookconfigurations")]
         assert len(lists) == want and doc["rootCause"] == "oom-killed", srv.requests
+
+
+@pytest.mark.parametrize("observed,threshold,says", [
+    (441, 67, "≥ 1.5 × the observed 7m21s; was 30 × 10s = 300s"),
+    (3 * 3600, 720, "capped at 2h"),   # a three-hour start is not a probe budget
+])
+def test_startup_budget_is_sized_from_the_observed_start_and_bounded(observed, threshold, says):
+    from kubectl_gpudoctor.rules.crash._startup import startup_snippet
+    probe = {"httpGet": {"path": "/health", "port": 8080}, "periodSeconds": 10, "failureThreshold": 30}
+    snippet, got = startup_snippet({"name": "vllm", "startupProbe": probe}, probe, observed)
+    assert got == threshold and says in snippet, snippet

@@ -200,11 +200,16 @@ def probe_kills_slow_start(ev):
         lines += [event_line(probe_msg)] if probe_msg else []
         lines += [Line("log", log_ref(ev, c["name"], previous, "last line before the kill"), tail[-1][:300])]
         snippet, threshold = se.startup_snippet(c, probe, observed)
+        old = c.get("startupProbe")
+        fix = (f"Raise failureThreshold of container {c['name']}'s startupProbe from {int(old.get('failureThreshold') or 3)} "
+               f"to {threshold} (with periodSeconds {int(old.get('periodSeconds') or 10)}): its budget of "
+               f"{human_duration(budget)} is below the observed start, so the kubelet kills the model load."
+               if old else None)
         summary = (f"Container {c['name']} was killed {se.kill_count(kills)} by failed probes while starting: the probes "
                    f"allow {human_duration(budget)}, it needs {how.split(' (')[0]}")
         return Hit(f"Container {c['name']} was killed {se.kill_count(kills)} by the kubelet after failed probes "
                    f"while it was still {'loading' if loading else 'starting (no error, no ready line)'}: {words} "
                    f"allows {human_duration(budget)}, and it needs {how}.",
-                   lines, snippet=snippet, rank=SPECIFIC if loading else DEFAULT, summary=summary,
+                   lines, snippet=snippet, rank=SPECIFIC if loading else DEFAULT, summary=summary, fix=fix,
                    values={"container": c["name"], "threshold": threshold})
     return None
