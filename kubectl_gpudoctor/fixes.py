@@ -46,10 +46,10 @@ def place(ft: Optional[FixTarget], fix: str, snippet: str, container: Optional[s
         key = _KEY.match(line)
         if m:
             first, in_container = first or m.group("c"), True
-            line = line if ft.bare else f"# {ft.place(m.group('c'))}{m.group('rest')}"
+            line = line if ft.bare else _comment(ft.place(m.group('c')) + m.group("rest"))
         elif p:
             pod_level, in_container = True, False
-            line = line if ft.bare else f"# {ft.place()}{p.group('rest')}"
+            line = line if ft.bare else _comment(ft.place() + p.group("rest"))
         elif key and in_container and not ft.bare:
             line = ft.renamed(key.group(1)) + line[len(key.group(1)):]
         lines.append(line)
@@ -60,6 +60,24 @@ def place(ft: Optional[FixTarget], fix: str, snippet: str, container: Optional[s
         fix = _POD_SPEC.sub(lambda m: f"the pod template of {ft.top.what}", fix or "")
     at = first or (None if pod_level or kind == "pod" else container)
     return (fix or "").rstrip() + " " + where(ft, at), "\n".join(lines)
+
+
+WIDTH = 72   # a snippet is shown indented under its finding: its comment lines fit an 80-column terminal
+
+
+def _comment(text: str) -> str:
+    """A `# ...` comment line, broken before a path's `.field` or at spaces when it is longer than WIDTH."""
+    lines, cur = [], "#"
+    for piece in re.findall(r"\.?[^.\s]+(?:\[[^\]]*\])?|\s+|\.", text):
+        if piece.isspace():
+            piece = " "
+        if len(cur) + len(piece) > WIDTH and cur.strip("# "):
+            lines.append(cur.rstrip())
+            cur = "#   " + piece.lstrip()
+        else:
+            cur += piece if cur != "#" else " " + piece.lstrip()
+    lines.append(cur.rstrip())
+    return "\n".join(lines)
 
 
 def _headed(snippet: str, container: Optional[str]) -> str:
