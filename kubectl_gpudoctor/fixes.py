@@ -7,7 +7,7 @@ import re
 from typing import Optional, Tuple
 
 from .kube.objects import controller_of, name
-from .kube.owners import FixTarget, chart_of, injected
+from .kube.owners import FixTarget, chart_of, injected, kueue_queue
 
 _CONTAINER_HEAD = re.compile(r"^# container (?P<c>[a-z0-9]([-a-z0-9.]*[a-z0-9])?)(?P<rest>(?::| |$).*)$")
 _POD_HEAD = re.compile(r"^# pod (?:spec|\S+ \(spec\))(?P<rest>.*)$")
@@ -130,8 +130,9 @@ def where(ft: FixTarget, container: Optional[str] = None) -> str:
                 f"{chart} -n {ns} -f values.yaml`); a kubectl edit is reverted at the next upgrade.")
     if ft.recreated:
         resource, scope = ft.resource()
-        top = ft.top.name
+        top, queue = ft.top.name, kueue_queue(ft)
+        queued = f" Kueue admits the new one through LocalQueue {queue} again (quota permitting)." if queue else ""
         return (f"Where: {at}{known}, not the pod. A {ft.top.kind}'s pod template is fixed once it runs: save it "
                 f"(`kubectl get {resource} {top}{scope} -o yaml > {top}.yaml`), make the change there, then re-create "
-                f"it (`kubectl replace --force -f {top}.yaml`).")
+                f"it (`kubectl replace --force -f {top}.yaml`).{queued}")
     return (f"Where: {at}{known} — not the pod, which {ft.top.kind} re-creates from it: `{ft.edit_command()}`.")

@@ -231,3 +231,13 @@ def test_startup_budget_is_sized_from_the_observed_start_and_bounded(observed, t
     probe = {"httpGet": {"path": "/health", "port": 8080}, "periodSeconds": 10, "failureThreshold": 30}
     snippet, got = startup_snippet({"name": "vllm", "startupProbe": probe}, probe, observed)
     assert got == threshold and says in snippet, snippet
+
+
+def test_a_kueue_job_is_re_created_and_queued_again():
+    from kubectl_gpudoctor.fixes import place
+    job = {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "ft", "namespace": "ml",
+           "labels": {"kueue.x-k8s.io/queue-name": "team-a"}},
+           "spec": {"template": {"spec": {"containers": [{"name": "main", "image": "img"}]}}}}
+    pod = _pod("ft-x2x9q", {"batch.kubernetes.io/job-name": "ft"}, _ref("Job", "ft", "batch/v1"))
+    fix, _ = place(fix_target(_ev(pod, job), pod), "Raise its memory limit.", "# container main\nresources: {}", "main")
+    assert "kubectl replace --force -f ft.yaml" in fix and "LocalQueue team-a" in fix, fix

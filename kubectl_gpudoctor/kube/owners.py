@@ -260,6 +260,15 @@ def chart_of(ft: FixTarget) -> Optional[str]:
     return None
 
 
+def kueue_queue(ft: FixTarget) -> Optional[str]:
+    """The Kueue LocalQueue a workload of the chain is submitted to (`kueue.x-k8s.io/queue-name`), if any."""
+    for obj in [ln.obj for ln in ft.chain if ln.obj is not None] + [ft.pod]:
+        queue = labels(obj).get("kueue.x-k8s.io/queue-name")
+        if queue:
+            return queue
+    return None
+
+
 # --- where a container lives inside each kind ---------------------------------------------------------------------
 
 def _pod_path(top: Link, pod: dict) -> Optional[str]:
