@@ -13,7 +13,7 @@ from ...data import event_signatures as event_sigs
 from ...kube.objects import container_resources, controller_of, meta, spec
 from ...kube.quantity import format_bytes
 from ...kube.timeutil import human_duration, seconds_between
-from ._files import foreground_command, memory_suggestion, owner_words
+from ._files import foreground_command, memory_sizing, memory_suggestion, owner_words
 from .._common import event_line, has_terminations, pod_events, status_line
 from ..registry import DEFAULT, FALLBACK, GENERIC, SPECIFIC, Hit, Line, rule
 from ._startup import container_events
@@ -33,7 +33,8 @@ SETTLED_S = 86400
       remediation="Raise resources.limits.memory of container $container above its peak; for a start-up "
                   "peak, memory-map the weights (safetensors) instead of reading them into RAM and run "
                   "format conversions in a separate Job.",
-      snippet="# container $container\nresources:\n  requests:\n    memory: $suggested\n  limits:\n    memory: $suggested")
+      snippet="# container $container\nresources:\n  requests:\n    memory: $suggested\n  limits:\n    memory: $suggested"
+              "$sizing")
 def oom_killed(ev):
     """A container's termination record says OOMKilled: the kernel's OOM killer ended it (limit reached, or node full),
     or the runtime says its init was OOM-killed before the command ran (StartError: the limit is far too low).
@@ -48,7 +49,8 @@ def oom_killed(ev):
             return Hit(f"Container {c['name']} never started: the runtime's init process was OOM-killed by its memory "
                        f"limit ({format_bytes(limit) if limit else 'none set'}), before the command ran.",
                        [status_line(c["name"], where(cs, term), term)], values={"container": c["name"],
-                       "suggested": memory_suggestion(limit or container_resources(c).get("memory"))})
+                       "suggested": memory_suggestion(limit or container_resources(c).get("memory")),
+                       "sizing": memory_sizing(limit)})
         request = container_resources(c).get("memory")
         ran = seconds_between(term.get("startedAt"), term.get("finishedAt"))
         restarts = int(cs.get("restartCount") or 0)
@@ -75,7 +77,8 @@ def oom_killed(ev):
         note = f" Running and Ready for {human_duration(up)} since: a past kill to watch." if old else ""
         return Hit(f"{summary}. The pattern is {pattern}.{note}", lines, fix=fix, summary=summary,
                    severity="warning" if old else None,
-                   values={"container": c["name"], "suggested": memory_suggestion(limit or request)})
+                   values={"container": c["name"], "suggested": memory_suggestion(limit or request),
+                           "sizing": memory_sizing(limit)})
     return None
 
 
