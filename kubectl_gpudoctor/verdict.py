@@ -25,6 +25,7 @@ def run_rules(ev: Evidence, ignore: Iterable[str] = ()) -> tuple:
     findings: List[Finding] = []
     checks: List[Check] = []
     target = "Workload" if ev.target.kind in WORKLOAD_KINDS else ev.target.kind
+    owner = _fix_target(ev)
     for r in RULES.values():
         if target not in r.targets:
             continue
@@ -50,7 +51,7 @@ def run_rules(ev: Evidence, ignore: Iterable[str] = ()) -> tuple:
         elif isinstance(hit, Unknown):
             checks.append(Check(r.id, "unknown", hit.reason))
         else:
-            findings.append(_finding(r, hit, ev))
+            findings.append(_finding(r, hit, ev, owner))
             # An info finding is context, not a failed check.
             result = "passed" if findings[-1].severity == "info" else "failed"
             checks.append(Check(r.id, result, findings[-1].summary))
@@ -73,14 +74,26 @@ def _drop_explained_fallbacks(findings: List[Finding], checks: List[Check]) -> t
     return kept, checks
 
 
-def _finding(r: Rule, hit: Hit, ev: Evidence) -> Finding:
-    values = dict(_default_values(ev))
+def _fix_target(ev: Evidence):
+    """The object a pod's fixes change (kube/owners.py); None for nodes and workloads."""
+    if ev.target.kind != "Pod" or ev.pod is None:
+        return None
+    from .kube.owners import fix_target
+    return fix_target(ev, ev.pod)
+
+
+def _finding(r: Rule, hit: Hit, ev: Evidence, owner=None) -> Finding:
+    from .fixes import place, recreate_values
+    values = dict(_default_values(ev), **recreate_values(owner))
     values.update({k: str(v) for k, v in hit.values.items()})
     fill = lambda text: string.Template(text or "").safe_substitute(values)
     summary = hit.summary or _first_sentence(hit.message)
+    fix, snippet = place(owner, fill(hit.fix or r.remediation),
+                         fill(hit.snippet if hit.snippet is not None else r.snippet).rstrip(), values.get("container"),
+                         r.edits if hit.edits is None else hit.edits)
     finding = Finding(id=r.id, phase=r.phase, severity=hit.severity or r.severity, title=r.title,
-                      message=hit.message, evidence=list(hit.evidence), remediation=fill(hit.fix or r.remediation),
-                      snippet=fill(hit.snippet if hit.snippet is not None else r.snippet).rstrip(),
+                      message=hit.message, evidence=list(hit.evidence), remediation=fix,
+                      snippet=snippet,
                       docs=r.docs, summary=summary, rank=hit.rank if hit.rank is not None else r.rank,
                       order=r.order, next=[fill(c) for c in hit.next], table=list(hit.table))
     return finding

@@ -137,5 +137,10 @@ def test_controller_chain_requests_are_by_name_and_scoped():
     assert cp.path == "/apis/nvidia.com/v1/clusterpolicies/cluster-policy" and cp.kind == "ClusterPolicy"
     job = workload.owner_request(_pod("Job", "bench", "batch/v1"))
     assert job.path == "/apis/batch/v1/namespaces/serving/jobs/bench"
-    assert workload.owner_request(_pod("Notebook", "x", "kubeflow.org/v1")) is None   # unknown scope: not read
+    isvc = workload.owner_request(_pod("InferenceService", "llama", "serving.kserve.io/v1beta1"))
+    assert (isvc.source, isvc.path) == ("inferenceservices.serving.kserve.io",
+                                        "/apis/serving.kserve.io/v1beta1/namespaces/serving/inferenceservices/llama")
+    vc = workload.owner_request(_pod("Job", "mpi", "batch.volcano.sh/v1alpha1"))
+    assert vc.source == "jobs.batch.volcano.sh"   # not "jobs": a refused Volcano read says nothing of batch Jobs
+    assert workload.owner_request(_pod("PodClique", "x", "grove.io/v1alpha1")) is None   # unknown scope: not read
     assert workload.owner_request({"metadata": {"name": "bare"}}) is None

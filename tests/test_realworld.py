@@ -51,3 +51,40 @@ def test_healthy_gpu_workload_is_not_flagged(path):
     assert int(diag.exit_code) == exp.get("exitCode", 0) and not critical, (diag.status, critical, diag.summary)
     if exp.get("statusIn"):
         assert diag.status in exp["statusIn"], (diag.status, diag.summary)
+
+
+# Placeholders a fix never needs once the names are known (a secret's value, `<new token>`, stays the user's to type).
+UNFILLED = ("<key>", "<node>", "<image>", "<container>")
+
+
+@pytest.mark.parametrize("path", _dirs("failing"))
+def test_real_failure_fix_names_what_to_edit(path):
+    """The root cause's fix names the object the user edits: for a pod with a controller, the top of its chain (never
+    "pod spec" or a `# container` header without the owner); for a bare pod, how to re-create it."""
+    exp = _expect(path)
+    diag = diagnose(path)
+    cause = next((f for f in diag.findings if f.id == diag.root_cause), None)
+    if cause is None or not cause.remediation:
+        assert exp.get("fix") is None, "no root-cause fix, but the case expects one"
+        return
+    assert "fix" in exp, "a case whose root cause has a fix needs a `fix:` expectation in expect.yaml"
+    want = exp["fix"] or {}
+    text = cause.remediation + "\n" + (cause.snippet or "")
+    if want.get("owner"):
+        assert want["owner"] in text, (want["owner"], text)
+    for s in want.get("contains") or []:
+        assert s in text, (s, text)
+    for s in list(want.get("notContains") or []) + list(UNFILLED):
+        assert s not in text, (s, text)
+    pod = diag.target["kind"] == "Pod" and _target_pod(path)
+    owner = next((r for r in ((pod or {}).get("metadata") or {}).get("ownerReferences") or [] if r.get("controller")),
+                 None)
+    edits_pod = "Where: " in cause.remediation or "# container " in text or "pod spec" in text
+    if owner and edits_pod:   # a fix for an owned pod that changes its spec names an owner, kind and name
+        assert want.get("owner") and want["owner"].split()[0] != "Pod" and want["owner"] in cause.remediation, text
+        assert "pod spec" not in text and "# container " not in text, text
+
+
+def _target_pod(path):
+    from kubectl_gpudoctor.offline import load as offline
+    return offline.load(path, "Pod").pod

@@ -31,6 +31,10 @@ HEAVIEST = [
     ("init", "init-container-failing/fail-oom-weights-download"),
     ("eviction", "evicted/fail-node-memory-vllm"),
     ("network", "networkpolicy-blocks-traffic/pass-healthy-isolated-serving"),
+    # The owner chain to the object a fix edits: an InferenceService named by the pod's label rides the first round
+    # (11 GETs); a TrainJob above its JobSet above its Job is the second round's one more GET (11 GETs, 3 trips).
+    ("crash", "oom-killed/fail-owner-kserve-inferenceservice"),
+    ("crash", "oom-killed/fail-owner-trainjob-jobset"),
 ]
 # No node carries GPU labels, so where the device plugin runs is found by following its DaemonSet: nodes, then the
 # DaemonSets, then the plugin's pods by the DaemonSet's selector, then its log — a chain no parallel round shortens.

@@ -6,6 +6,7 @@ import math
 import urllib.parse
 from typing import Callable, Dict, List, Optional, Tuple
 
+from .. import lazyre
 from ..evidence import Evidence, Gap
 from ..kube import shapes
 from ..kube.names import InvalidName, safe_segment
@@ -206,11 +207,16 @@ def store(ev: Evidence, req: Request, resp: Response) -> None:
         else:
             ev.mark_read(req.source)
             ev.mark_absent(req.kind or "", req.path.rsplit("/", 1)[-1], _namespace_of(req.path), resp.message)
-    elif req.log_key is not None and resp.status == 400:
-        ev.mark_read(req.source)   # "previous terminated container … not found": no such log, not a gap
+    elif req.log_key is not None and resp.status == 400 and _NO_SUCH_LOG.search(resp.message or ""):
+        ev.mark_read(req.source)   # the kubelet says this log does not exist: a fact, not a gap
     else:
         reason = "error" if resp.reason in ("unreachable", "invalid") else resp.reason
         ev.add_gap(Gap(req.source, reason, resp.message, req.verb))
+
+
+# The kubelet's 400s for a log that does not exist (pkg/kubelet/kubelet_pods.go validateContainerLogStatus): no
+# previous run, or a container that has not started. Any other 400 on a log is a failed read.
+_NO_SUCH_LOG = lazyre.compile(r"previous terminated container \S+ in pod \S+ not found|is waiting to start")
 
 
 def _api_version(path: str) -> str:

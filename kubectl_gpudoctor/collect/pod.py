@@ -68,6 +68,8 @@ def evidence_for(api: Api, pod: dict, tail: int = 80) -> Evidence:
     ev.collected_at = datetime.now(timezone.utc).replace(microsecond=0)
     node = spec(pod).get("nodeName")
     ev.pod_nodes = {node} if node else set()   # free GPUs are known only where pods were listed
+    if not log_requests(pod, tail):
+        ev.mark_read("pods/log")   # no container has run or restarted: there is no log to lack, so no gap
     api.run(pod_requests(pod, tail), ev)
     api.run(follow_up_requests(ev), ev, meanwhile=_weigh_nodes(ev, pod))
     for stage in LATER_ROUNDS:   # readers whose requests need the follow-up's answers (pods there -> their logs)

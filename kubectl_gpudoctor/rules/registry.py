@@ -31,6 +31,7 @@ class Hit:
     next: List[str] = field(default_factory=list)
     table: List[dict] = field(default_factory=list)   # rows for a tabulated view (e.g. free GPUs per node)
     rank: Optional[int] = None         # overrides the rule's rank for this hit
+    edits: Optional[str] = None        # overrides the rule's `edits` for this hit ("" when this fix edits no pod)
 
 
 @record
@@ -58,6 +59,7 @@ class Rule:
     rank: int = DEFAULT
     fallback: bool = False   # dropped when another critical finding of the same phase explains the pod
     order: int = 0
+    edits: str = ""          # "container" | "pod": the fix changes the pod's spec (fixes.py names where that lives)
 
     @property
     def docs(self) -> str:
@@ -76,7 +78,7 @@ RULES: Dict[str, Rule] = {}
 
 def rule(id: str, *, phase: str, severity: str, title: str, remediation: str, snippet: str = "",
          needs: Sequence[str] = (), applies: Optional[Callable] = None,
-         targets: Sequence[str] = ("Pod",), rank: int = DEFAULT, fallback: bool = False):
+         targets: Sequence[str] = ("Pod",), rank: int = DEFAULT, fallback: bool = False, edits: str = ""):
     """Register a rule function `f(evidence) -> Hit | Unknown | None` (None: the check passed)."""
     if phase not in PHASES:
         raise ValueError(f"{id}: unknown phase {phase}")
@@ -90,7 +92,8 @@ def rule(id: str, *, phase: str, severity: str, title: str, remediation: str, sn
             raise ValueError(f"duplicate rule id {id}")
         RULES[id] = Rule(id=id, phase=phase, severity=severity, title=title, remediation=remediation,
                          check=fn, snippet=snippet, needs=tuple(needs), applies=applies,
-                         targets=tuple(targets), rank=rank, fallback=fallback, order=RULE_ORDER.index(id))
+                         targets=tuple(targets), rank=rank, fallback=fallback, order=RULE_ORDER.index(id),
+                         edits=edits)
         return fn
     return register
 

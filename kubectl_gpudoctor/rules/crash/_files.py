@@ -12,6 +12,7 @@ from ...logs.crashrun import match_run
 from ...data.app_context import ARCH_ALIASES, ARCH_HINT, CACHE_ENV, CACHE_ENV_FALLBACK
 from ...evidence import Line
 from ...kube.objects import labels, name, spec, status
+from ...kube.quantity import format_bytes
 from ...kube.quantity import parse_quantity
 from ... import lazyre
 
@@ -62,6 +63,16 @@ def memory_suggestion(limit) -> str:
     if not q:
         return "<measured peak + 25%>"
     return f"{max(1, math.ceil(float(q) * 1.5 / 2 ** 30))}Gi"
+
+
+def memory_sizing(limit) -> str:
+    """What the suggestion rests on: an OOM kill happens at the limit, so the peak is above it and not measured."""
+    q = parse_quantity(limit) if limit else None
+    if not q:
+        return ("\n# no limit was set, so the node ran out: size it from the measured peak\n"
+                "# (kubectl top pod, container_memory_working_set_bytes)")
+    return (f"\n# the peak is above {format_bytes(limit)} (the kill happens at the limit) and was not\n"
+            f"# measured: {memory_suggestion(limit)} is a step; confirm it with kubectl top pod")
 
 
 def foreground_command(c) -> Optional[str]:

@@ -118,15 +118,27 @@ def observed_start(ev, c, cs, term, text):
     return best, ("about " if exact else "more than ") + human_duration(best) + " (" + "; ".join(parts) + ")", exact
 
 
+# The longest start-up budget a fix proposes: a start longer than this (a download of hundreds of GB) belongs in an
+# init container or on a pre-loaded volume, not behind a probe that lets a hung server sit unkilled for hours.
+MAX_STARTUP_S = 2 * 3600
+
+
 def startup_snippet(c, probe, observed: float):
     period = int(probe.get("periodSeconds") or 10)
-    threshold = max(1, math.ceil(observed * 1.5 / period))
+    wanted = max(1, math.ceil(observed * 1.5 / period))
+    threshold = min(wanted, max(1, MAX_STARTUP_S // period))
     handler = {k: v for k, v in probe.items() if k in ("httpGet", "tcpSocket", "grpc", "exec")}
     import yaml   # only for this snippet: a pod diagnosis does not load PyYAML otherwise
     body = _indent(yaml.safe_dump(handler, sort_keys=False, default_flow_style=False), 2)
+    old = c.get("startupProbe") or {}
+    was = (f"; was {int(old.get('failureThreshold') or 3)} × {int(old.get('periodSeconds') or 10)}s = {_budget(old)}s"
+           if old else "")
+    why = (f"≥ 1.5 × the observed {human_duration(observed)}" if threshold == wanted else
+           f"capped at {human_duration(MAX_STARTUP_S)}: a start of {human_duration(observed)} belongs in an init "
+           f"container or on a pre-loaded volume")
     return (f"# container {c['name']}: liveness and readiness probes start only after the startup probe succeeds\n"
             f"startupProbe:\n{body}  periodSeconds: {period}\n  failureThreshold: {threshold}   "
-            f"# {threshold} × {period}s = {threshold * period}s ≥ 1.5 × the observed {human_duration(observed)}"), threshold
+            f"# {threshold} × {period}s = {threshold * period}s {why}{was}"), threshold
 
 
 def container_events(ev, name_: str, reason: str, pattern: str) -> list:

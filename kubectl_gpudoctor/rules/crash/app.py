@@ -18,7 +18,7 @@ from ..registry import DEFAULT, SPECIFIC, Hit, Line, Unknown, rule
       remediation="Run an image built for $nodearch (a multi-arch image, or the $nodearch tag), or keep the pod on "
                   "$imagearch nodes with a nodeSelector; if the entrypoint is a script, make sure its first line is a #! line.",
       snippet="# pod spec: only nodes of the architecture the image is built for\nnodeSelector:\n  kubernetes.io/arch: $imagearch\n"
-              "# or build for both: docker buildx build --platform linux/amd64,linux/arm64 -t <image> --push .")
+              "# or build for both: docker buildx build --platform linux/amd64,linux/arm64 -t $image --push .")
 def exec_format_error(ev):
     """The runtime or the log says `exec format error`: the kernel cannot execute the container's binary."""
     for c, cs, term, _ in failures(ev):
@@ -32,7 +32,8 @@ def exec_format_error(ev):
         why, node_arch, guess, node_line = ae.arch_story(ev, c, m.groupdict().get("cmd") or "")
         lines = ([line] if found else [status_line(c["name"], where(cs, term), term), line]) + [x for x in (node_line,) if x]
         return Hit(f"Container {c['name']} cannot start its command: exec format error — {why}.", lines,
-                   values={"container": c["name"], "nodearch": node_arch or "the node's architecture", "imagearch": guess})
+                   values={"container": c["name"], "nodearch": node_arch or "the node's architecture", "imagearch": guess,
+                           "image": c.get("image") or "IMAGE"})
     return None
 
 
@@ -66,7 +67,7 @@ def not_executable(ev):
     return None
 
 
-@rule("missing-model-files", phase="crash", severity="critical", rank=SPECIFIC, applies=has_terminations,
+@rule("missing-model-files", edits="container", phase="crash", severity="critical", rank=SPECIFIC, applies=has_terminations,
       needs=("pods/log",), title="Model or config files missing at the path the server reads",
       remediation="Put the model at $path: mount the volume that holds it at the right mountPath (and subPath), or "
                   "download it first (an init container or Job writing to the same volume).",
@@ -199,11 +200,16 @@ def probe_kills_slow_start(ev):
         lines += [event_line(probe_msg)] if probe_msg else []
         lines += [Line("log", log_ref(ev, c["name"], previous, "last line before the kill"), tail[-1][:300])]
         snippet, threshold = se.startup_snippet(c, probe, observed)
+        old = c.get("startupProbe")
+        fix = (f"Raise failureThreshold of container {c['name']}'s startupProbe from {int(old.get('failureThreshold') or 3)} "
+               f"to {threshold} (with periodSeconds {int(old.get('periodSeconds') or 10)}): its budget of "
+               f"{human_duration(budget)} is below the observed start, so the kubelet kills the model load."
+               if old else None)
         summary = (f"Container {c['name']} was killed {se.kill_count(kills)} by failed probes while starting: the probes "
                    f"allow {human_duration(budget)}, it needs {how.split(' (')[0]}")
         return Hit(f"Container {c['name']} was killed {se.kill_count(kills)} by the kubelet after failed probes "
                    f"while it was still {'loading' if loading else 'starting (no error, no ready line)'}: {words} "
                    f"allows {human_duration(budget)}, and it needs {how}.",
-                   lines, snippet=snippet, rank=SPECIFIC if loading else DEFAULT, summary=summary,
+                   lines, snippet=snippet, rank=SPECIFIC if loading else DEFAULT, summary=summary, fix=fix,
                    values={"container": c["name"], "threshold": threshold})
     return None

@@ -24,8 +24,8 @@ def _can_restart(ev) -> bool:
 
 @rule("crash-backoff", phase="crash", severity="info", rank=FALLBACK, applies=_can_restart,
       title="Crash-loop back-off clock",
-      remediation="After fixing the cause, delete the pod (`kubectl delete pod $pod -n $namespace`) so its "
-                  "controller recreates it now instead of waiting out the back-off.")
+      remediation="After fixing the cause, delete the pod (`kubectl delete pod $pod -n $namespace`) and $recreates "
+                  "now instead of waiting out the back-off.")
 def crash_backoff(ev):
     """A container restarted recently: its restart count, current back-off and the time of the next attempt."""
     restarted = [(c, cs) for c, cs, _ in podstate.all_container_states(ev.pod)

@@ -13,7 +13,7 @@ from ...data import event_signatures as event_sigs
 from ...kube.objects import container_resources, controller_of, meta, spec
 from ...kube.quantity import format_bytes
 from ...kube.timeutil import human_duration, seconds_between
-from ._files import foreground_command, memory_suggestion, owner_words
+from ._files import foreground_command, memory_sizing, memory_suggestion, owner_words
 from .._common import event_line, has_terminations, pod_events, status_line
 from ..registry import DEFAULT, FALLBACK, GENERIC, SPECIFIC, Hit, Line, rule
 from ._startup import container_events
@@ -33,7 +33,8 @@ SETTLED_S = 86400
       remediation="Raise resources.limits.memory of container $container above its peak; for a start-up "
                   "peak, memory-map the weights (safetensors) instead of reading them into RAM and run "
                   "format conversions in a separate Job.",
-      snippet="# container $container\nresources:\n  requests:\n    memory: $suggested\n  limits:\n    memory: $suggested")
+      snippet="# container $container\nresources:\n  requests:\n    memory: $suggested\n  limits:\n    memory: $suggested"
+              "$sizing")
 def oom_killed(ev):
     """A container's termination record says OOMKilled: the kernel's OOM killer ended it (limit reached, or node full),
     or the runtime says its init was OOM-killed before the command ran (StartError: the limit is far too low).
@@ -48,7 +49,8 @@ def oom_killed(ev):
             return Hit(f"Container {c['name']} never started: the runtime's init process was OOM-killed by its memory "
                        f"limit ({format_bytes(limit) if limit else 'none set'}), before the command ran.",
                        [status_line(c["name"], where(cs, term), term)], values={"container": c["name"],
-                       "suggested": memory_suggestion(limit or container_resources(c).get("memory"))})
+                       "suggested": memory_suggestion(limit or container_resources(c).get("memory")),
+                       "sizing": memory_sizing(limit)})
         request = container_resources(c).get("memory")
         ran = seconds_between(term.get("startedAt"), term.get("finishedAt"))
         restarts = int(cs.get("restartCount") or 0)
@@ -75,7 +77,8 @@ def oom_killed(ev):
         note = f" Running and Ready for {human_duration(up)} since: a past kill to watch." if old else ""
         return Hit(f"{summary}. The pattern is {pattern}.{note}", lines, fix=fix, summary=summary,
                    severity="warning" if old else None,
-                   values={"container": c["name"], "suggested": memory_suggestion(limit or request)})
+                   values={"container": c["name"], "suggested": memory_suggestion(limit or request),
+                           "sizing": memory_sizing(limit)})
     return None
 
 
@@ -149,10 +152,11 @@ def completed_under_controller(ev):
     return None
 
 
-@rule("command-not-found", phase="crash", severity="critical", rank=SPECIFIC,
+@rule("command-not-found", edits="container", phase="crash", severity="critical", rank=SPECIFIC,
       title="Container command not found",
       remediation="Fix command/args of container $container to a program that exists in the image "
-                  "(check with `kubectl debug` or `docker run --entrypoint sh <image>`), or use the image that has it.")
+                  "(check with `kubectl debug` or `docker run --rm -it --entrypoint sh $image`), or use the image that has "
+                  "it.")
 def command_not_found(ev):
     """Exit 127 (not the dynamic loader's), or the runtime's `executable file not found in $PATH` (StartError), an
     empty command (`exec: ""`) included.
@@ -181,7 +185,8 @@ def command_not_found(ev):
         smi = missing == "nvidia-smi"
         return Hit(f"Container {c['name']} cannot run {cmd}: {what} ({how})."
                    + (" Images do not ship nvidia-smi: the NVIDIA container runtime injects it, with the driver libraries, "
-                      "into a container that gets a GPU through it." if smi else ""), lines, values={"container": c["name"]},
+                      "into a container that gets a GPU through it." if smi else ""), lines,
+                   values={"container": c["name"], "image": c.get("image") or "the image"},
                    rank=DEFAULT if smi else None, fix=SMI_FIX if smi else None)
     return None
 

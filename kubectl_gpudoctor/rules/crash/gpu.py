@@ -13,7 +13,7 @@ from ..registry import SPECIFIC, Unknown, rule
 MORE_SPECIFIC = SPECIFIC + 5
 
 
-@rule("gpu-out-of-memory", phase="crash", severity="critical", rank=SPECIFIC, applies=has_terminations, needs=("pods/log",),
+@rule("gpu-out-of-memory", edits="container", phase="crash", severity="critical", rank=SPECIFIC, applies=has_terminations, needs=("pods/log",),
       title="GPU memory exhausted (CUDA out of memory)",
       remediation="This is GPU memory, not the container memory limit: lower the batch size or context length "
                   "(vLLM --max-model-len / --max-num-seqs), keep --gpu-memory-utilization within what is free, "

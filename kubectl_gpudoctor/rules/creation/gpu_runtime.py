@@ -6,7 +6,7 @@ import string
 from ...kube import podstate
 from ...data import cuda_driver as cuda
 from ...data import event_signatures as sigs
-from ...kube.objects import allocatable, capacity, controller_of, labels, meta, name, spec, status
+from ...kube.objects import allocatable, capacity, labels, meta, name, spec, status
 from .._common import creating, event_line, pod_events, scheduled
 from ._common import ADMISSION, CREATE, SANDBOX, START, events_unknown, find, node_runtime
 from ..registry import Hit, Line, rule
@@ -164,7 +164,7 @@ def _driver_text(lab) -> str:
 
 @rule("device-allocation-failed", phase="creation", severity="critical", rank=ADMISSION, applies=scheduled,
       title="The kubelet could not allocate the pod's devices (UnexpectedAdmissionError)",
-      remediation="Delete the pod so its controller creates a new one ($owner): a rejected pod is never retried. If it "
+      remediation="Delete the pod ($recreates): a rejected pod is never retried. If it "
                   "repeats, check the device plugin on node $node (running, not restarting, and advertising healthy "
                   "devices: capacity equal to allocatable) and restart it.",
       snippet="kubectl delete pod $pod -n $namespace\nkubectl get pods -A -o wide --field-selector spec.nodeName=$node "
@@ -187,11 +187,8 @@ def device_allocation_failed(ev):
              f"{allocatable(node, resource)}." if resource and node else ""
     lines = ([Line("status", "status.reason", f"UnexpectedAdmissionError: {text}")] if failed else []) + \
         [event_line(e) for e in events[-1:]]
-    owner = controller_of(ev.pod)
     return Hit(f"The kubelet on node {spec(ev.pod).get('nodeName')} rejected the pod at admission: "
-               f"{(hit[1].group(0) if hit else text).strip()} — {why}.{_ran_before(ev)}{counts}", lines,
-               values={"owner": f"its {owner['kind']} {owner['name']} recreates it" if owner
-                       else "it has no controller: recreate it yourself"})
+               f"{(hit[1].group(0) if hit else text).strip()} — {why}.{_ran_before(ev)}{counts}", lines)
 
 
 def _ran_before(ev) -> str:

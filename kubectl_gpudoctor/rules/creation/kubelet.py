@@ -4,7 +4,7 @@ from __future__ import annotations
 import re
 
 from ...data import event_signatures as sigs
-from ...kube.objects import controller_of, gpu_request, is_terminated, meta, name, spec, status
+from ...kube.objects import gpu_request, is_terminated, meta, name, spec, status
 from .._common import creating, current, event_line, pod_events, scheduled
 from ._common import ADMISSION, VOLUMES, Found, events_unknown
 from ..registry import Hit, Line, rule
@@ -19,7 +19,7 @@ def _rejected(ev):
 
 @rule("node-admission-rejected", phase="creation", severity="critical", rank=ADMISSION, applies=scheduled,
       title="The node's kubelet rejected the pod after scheduling",
-      remediation="Delete the pod so its controller creates a new one ($owner); a rejected pod is never retried. "
+      remediation="Delete the pod ($recreates); a rejected pod is never retried. "
                   "If it keeps happening, fix what the kubelet refused: $advice.",
       snippet="kubectl delete pod $pod -n $namespace\nkubectl get events -n $namespace --field-selector "
               "involvedObject.name=$pod,reason=$reason")
@@ -41,10 +41,8 @@ def node_admission_rejected(ev):
     holders = _holders(ev, reason)
     if holders:
         text += f" Pods holding {reason[5:]} on {node}: {holders}."
-    owner = controller_of(ev.pod)
     return Hit(text, [Line("status", "status.reason", f"{reason}: {message}")] + _events(ev, reason),
-               values={"owner": f"its {owner['kind']} {owner['name']} recreates it" if owner
-                       else "it has no controller: recreate it yourself", "reason": reason,
+               values={"reason": reason,
                        "advice": _ADVICE.get("OutOf" if reason.startswith("OutOf") else reason, "see the message above")},
                summary=f"The kubelet on {node} rejected the pod ({reason})")
 

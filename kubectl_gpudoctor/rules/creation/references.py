@@ -46,7 +46,7 @@ def runtimeclass_not_found(ev):
       title="A referenced Secret, ConfigMap or key does not exist",
       remediation="Create $kind $refname in namespace $namespace (or fix the reference in $where); values "
                   "are never shown here, only names.",
-      snippet="kubectl create $kindlower $refname -n $namespace --from-literal=<key>=<value>   # or --from-file")
+      snippet="kubectl create $kindlower $refname -n $namespace $literals")
 def missing_config_reference(ev):
     """CreateContainerConfigError or FailedMount for a missing Secret/ConfigMap/key, or a non-optional reference
     whose object is absent, while the pod is stuck in creation."""
@@ -68,7 +68,7 @@ def missing_config_reference(ev):
             return Hit(f"{ref['kind']} {ref['name']} (used by {ref['where']}) does not exist in namespace "
                        f"{ev.target.namespace}.",
                        [Line("spec", ref["where"], what), Line("object", source, f"{ref['kind']} {ref['name']} not found")],
-                       values=_values(ref["kind"], ref["name"], ref["where"]))
+                       values=_values(ref["kind"], ref["name"], ref["where"], ev.pod))
         if ev.gap(source) and not ev.get(ref["kind"], ref["name"]):
             unknown = unknown or Unknown.from_gap(ev.gap(source))
     return unknown
@@ -109,14 +109,19 @@ def _config_hit(ev, m, where, lines, head):
     if exists_now(ev, m):
         return Hit(f"{head}: the kubelet reports {what} not found, but it exists now: the kubelet's view lags or the "
                    f"status is from before it was created.", lines + [Line("object", f"{kind.lower()}s/{ref}", "exists")],
-                   values=_values(kind, ref, where),
+                   values=_values(kind, ref, where, ev.pod),
                    fix=f"Do not recreate {kind} {ref}: it exists. The kubelet retries on its next sync; if the container "
-                       f"stays in CreateContainerConfigError, delete the pod so its controller recreates it.")
-    return Hit(f"{head}: {what} does not exist.", lines, values=_values(kind, ref, where))
+                       f"stays in CreateContainerConfigError, delete the pod: $recreates.")
+    return Hit(f"{head}: {what} does not exist.", lines, values=_values(kind, ref, where, ev.pod))
 
 
-def _values(kind, ref, where):
-    return {"kind": kind, "refname": ref, "where": where, "kindlower": "secret generic" if kind == "Secret" else "configmap"}
+def _values(kind, ref, where, pod=None):
+    """The names the fix uses; the keys are those the pod reads from it (values are never known here)."""
+    keys = sorted({r["key"] for r in config_references(pod or {}) if r["name"] == ref and r["kind"] == kind and r["key"]})
+    literals = " ".join(f"--from-file={k}=./{k.lower().replace('_', '-')}.txt" for k in keys[:4]) or \
+        "--from-file=./   # one key per file of this directory"
+    return {"kind": kind, "refname": ref, "where": where, "kindlower": "secret generic" if kind == "Secret" else "configmap",
+            "literals": literals}
 
 
 _PULL_WAITING = ("ErrImagePull", "ImagePullBackOff", "InvalidImageName", "ErrImageNeverPull")

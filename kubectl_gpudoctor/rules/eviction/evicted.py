@@ -188,8 +188,7 @@ def node_not_ready(ev):
             return Hit(f"The pod's node {node_name} no longer exists (scaled down, reclaimed or deleted); the pod "
                        f"garbage collector deletes pods bound to a deleted node.",
                        [Line("object", f"nodes/{node_name}", "not found")],
-                       fix="Nothing to bring back: delete the pod if it lingers; its controller recreates it on "
-                           "another node.")
+                       fix="Nothing to bring back: delete the pod if it lingers; $recreates on another node.")
         return unknown
     ready = condition(node, "Ready") or {}
     marks = [t for t in taints(node) if t.get("key") in UNREACHABLE_TAINTS]

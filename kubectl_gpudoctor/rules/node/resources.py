@@ -107,10 +107,13 @@ def unhealthy_on(ev, node):
       applies=lambda ev: on_gpu_node(ev) and ev.node is not None and bool(nodeview.mig_state(ev.node)),
       targets=("Pod", "Node"), needs=("nodes",),
       title="MIG reconfiguration failed or has not finished",
-      remediation="Read the MIG manager's log on $node and fix the requested profile ($migconfig) or whatever holds "
-                  "the GPUs (running GPU processes block a MIG mode change); re-apply by setting the label again.",
+      remediation="Read the MIG manager's log on $node and fix what it names: a profile ($migconfig) its mig-parted "
+                  "config does not define for this GPU, or GPU processes that block a MIG mode change. Then set "
+                  "nvidia.com/mig.config to a profile the config defines, or restart the MIG manager pod to retry the "
+                  "same one: writing the same label value again changes nothing.",
       snippet="kubectl logs -n $mignamespace $migpod --tail=$tail\n"
-              "kubectl label node $node nvidia.com/mig.config=$migconfig --overwrite")
+              "kubectl get configmap -n $mignamespace -o name | grep -i mig   # the mig-parted config: its profiles\n"
+              "kubectl delete pod -n $mignamespace $migpod   # retry the current profile once its cause is fixed")
 def mig_config_failed(ev):
     """The MIG manager's state label says `failed` (critical) or `pending`/`rebooting` (warning)."""
     node = ev.node
@@ -135,7 +138,9 @@ def mig_config_failed(ev):
         severity = "warning"
     if err:
         msg += f" Its log says: {gpustack.quoted(err[2])}."
-    return Hit(msg, lines, values=values, severity=severity)
+    unseen = None if mig is not None else ("kubectl get pods -A -o wide --field-selector spec.nodeName="
+                                           f"{name(node)} | grep -i mig-manager")
+    return Hit(msg, lines, values=values, severity=severity, snippet=unseen)
 
 
 @rule("node-cordoned", phase="node", severity="warning", rank=DEFAULT, applies=node_target, targets=("Node",),

@@ -155,7 +155,7 @@ def _shortage_hit(ev, views, pool, said):
                table=table, summary=f"No node has enough free GPUs ({msg.split(';')[0].split('. ')[0]})")
 
 
-@rule("insufficient-node-resources", phase="scheduling", severity="critical", rank=DEFAULT, applies=wants_device,
+@rule("insufficient-node-resources", edits="container", phase="scheduling", severity="critical", rank=DEFAULT, applies=wants_device,
       title="GPU nodes lack the CPU, memory or pod slots the pod requests",
       remediation="Lower the pod's $res request to what a GPU node can give, or free $res on the nodes listed "
                   "(allocatable is below capacity: system reservations and DaemonSets take their share).",

@@ -30,12 +30,11 @@ def _gpu_words(ev):
     return ", ".join(req) if req else "the pod's resources"
 
 
-@rule("node-selector-mismatch", phase="scheduling", severity="critical", rank=SPECIFIC,
+@rule("node-selector-mismatch", edits="pod", phase="scheduling", severity="critical", rank=SPECIFIC,
       applies=lambda ev: unscheduled(ev) and affinity.has_node_constraints(ev.pod),
       title="nodeSelector / node affinity excludes every GPU node",
       remediation="Fix the pod's nodeSelector / required nodeAffinity to match a label the GPU nodes carry, or "
-                  "label the intended GPU node (`kubectl label node <node> <key>=<value>`); the nodes' actual "
-                  "values are listed.")
+                  "label the intended GPU node$relabel; the nodes' actual values are listed.")
 def node_selector_mismatch(ev):
     """nodeSelector / required nodeAffinity (In, NotIn, Exists, DoesNotExist, Gt, Lt) excludes every node that has the resource."""
     said = scheduler_word(ev)
@@ -56,7 +55,25 @@ def node_selector_mismatch(ev):
     lines += node_labels_line(views, keys) + said_line(said, "selector")
     failing_reqs = Counter(r for v in views for r in affinity.failing_requirements(ev.pod, v.node))
     return Hit(f"The pod's node constraints exclude all {len(views)} node(s) that advertise {_gpu_words(ev)} "
-               f"({names(views)}): {top}.", lines, snippet=_selector_snippet(views, keys, failing_reqs))
+               f"({names(views)}): {top}.", lines, snippet=_selector_snippet(views, keys, failing_reqs),
+               values={"relabel": _relabel(ev.pod, views)})
+
+
+# Labels the cloud provider or the kubelet sets from the machine: relabelling a node lies about its hardware.
+_PROVIDER_LABELS = ("cloud.google.com/", "eks.amazonaws.com/", "kubernetes.azure.com/", "node.kubernetes.io/",
+                    "topology.kubernetes.io/", "kubernetes.io/", "k8s.amazonaws.com/", "karpenter.")
+
+
+def _relabel(pod, views) -> str:
+    """The label command for the first GPU node and the first nodeSelector pair it lacks (affinity terms: none)."""
+    node = views[0].node if views else None
+    pair = next(((k, v) for k, v in (spec(pod).get("nodeSelector") or {}).items() if labels(node).get(k) != v), None)
+    name_ = ((node or {}).get("metadata") or {}).get("name")
+    managed = next((p for p in _PROVIDER_LABELS if pair and pair[0].startswith(p)), None)
+    if managed:
+        return f" (not for {pair[0]}: the node's provider sets {managed} labels from its hardware)"
+    return f" (`kubectl label node {name_} {pair[0]}={pair[1]} --overwrite`)" if pair and name_ else \
+        " with the label the pod's node affinity requires"
 
 
 def _selector_snippet(views, keys, failing_reqs):
@@ -142,7 +159,7 @@ def _has_pod_affinity(ev):
                                     affinity.required_pod_terms(ev.pod, "podAntiAffinity"))
 
 
-@rule("pod-affinity-unsatisfiable", phase="scheduling", severity="critical", rank=SPECIFIC, applies=_has_pod_affinity,
+@rule("pod-affinity-unsatisfiable", edits="pod", phase="scheduling", severity="critical", rank=SPECIFIC, applies=_has_pod_affinity,
       title="Required pod affinity can only be met where there is no free GPU",
       remediation="Relax the term to preferredDuringSchedulingIgnoredDuringExecution, or move the peer pods onto "
                   "GPU nodes (or the GPU nodes into the peers' topology domain).")

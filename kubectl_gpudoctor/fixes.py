@@ -1,0 +1,138 @@
+"""Where a fix goes: a finding's `# container X` / `# pod spec` snippet headers and its fix text rewritten to name the
+object the user edits (the top of the pod's controller chain, at the field path inside it), through Helm or GitOps
+when they own it; a bare pod is saved, changed and re-created. Filled in after a rule's placeholders."""
+from __future__ import annotations
+
+import re
+from typing import Optional, Tuple
+
+from .kube.objects import controller_of, name
+from .kube.owners import FixTarget, chart_of, injected, kueue_queue
+
+_CONTAINER_HEAD = re.compile(r"^# container (?P<c>[a-z0-9]([-a-z0-9.]*[a-z0-9])?)(?P<rest>(?::| |$).*)$")
+_POD_HEAD = re.compile(r"^# pod (?:spec|\S+ \(spec\))(?P<rest>.*)$")
+_POD_SPEC = re.compile(r"\b(?:the |its )?pod spec\b")
+# Top-level keys of a snippet that is a fragment of a container or of a pod spec (rules write them without a header
+# when the place is obvious to them).
+_CONTAINER_KEYS = ("resources", "env", "envFrom", "volumeMounts", "startupProbe", "livenessProbe", "readinessProbe",
+                   "command", "args", "image", "securityContext")
+_POD_KEYS = ("tolerations", "affinity", "nodeSelector", "volumes", "runtimeClassName", "imagePullSecrets",
+             "schedulingGates", "hostIPC", "priorityClassName", "initContainers")
+_KEY = re.compile(r"^([A-Za-z]+):(?:\s|$)")
+
+
+def recreate_values(ft: Optional[FixTarget]) -> dict:
+    """`$recreates`: what brings a deleted pod back."""
+    if ft is None:
+        return {}
+    ref = controller_of(ft.pod)
+    if ref:
+        return {"recreates": f"its {ref.get('kind')} {ref.get('name')} re-creates it"}
+    return {"recreates": f"nothing re-creates it: pod {name(ft.pod)} has no controller, so re-create it from its manifest"}
+
+
+def place(ft: Optional[FixTarget], fix: str, snippet: str, container: Optional[str],
+          edits: str = "") -> Tuple[str, str]:
+    """(fix, snippet) naming where the change goes, when the fix changes the pod's spec: the rule says so (`edits`:
+    "pod" or "container"), or its snippet is a fragment of one."""
+    if ft is None:
+        return fix, snippet
+    container = container or next((c.get("name") for c in (ft.pod.get("spec") or {}).get("containers") or []), None)
+    snippet = _headed(snippet, container)
+    lines, first, pod_level, kind, in_container = [], None, False, edits, False
+    for line in snippet.split("\n"):
+        m = _CONTAINER_HEAD.match(line)
+        p = None if m else _POD_HEAD.match(line)
+        key = _KEY.match(line)
+        if m:
+            first, in_container = first or m.group("c"), True
+            line = line if ft.bare else _comment(ft.place(m.group('c')) + m.group("rest"))
+        elif p:
+            pod_level, in_container = True, False
+            line = line if ft.bare else _comment(ft.place() + p.group("rest"))
+        elif key and in_container and not ft.bare:
+            line = ft.renamed(key.group(1)) + line[len(key.group(1)):]
+        lines.append(line)
+    edits = bool(kind or first or pod_level)
+    if not edits and not _POD_SPEC.search(fix or ""):
+        return fix, snippet
+    if not ft.bare:
+        fix = _POD_SPEC.sub(lambda m: f"the pod template of {ft.top.what}", fix or "")
+    at = first or (None if pod_level or kind == "pod" else container)
+    return (fix or "").rstrip() + " " + where(ft, at), "\n".join(lines)
+
+
+WIDTH = 72   # a snippet is shown indented under its finding: its comment lines fit an 80-column terminal
+
+
+def _comment(text: str) -> str:
+    """A `# ...` comment line, broken before a path's `.field` or at spaces when it is longer than WIDTH."""
+    lines, cur = [], "#"
+    for piece in re.findall(r"\.?[^.\s]+(?:\[[^\]]*\])?|\s+|\.", text):
+        if piece.isspace():
+            piece = " "
+        if len(cur) + len(piece) > WIDTH and cur.strip("# "):
+            lines.append(cur.rstrip())
+            cur = "#   " + piece.lstrip()
+        else:
+            cur += piece if cur != "#" else " " + piece.lstrip()
+    lines.append(cur.rstrip())
+    return "\n".join(lines)
+
+
+def _headed(snippet: str, container: Optional[str]) -> str:
+    """A header before the first top-level key of a container or pod fragment that has none above it."""
+    lines = snippet.split("\n")
+    for i, line in enumerate(lines):
+        if _CONTAINER_HEAD.match(line) or _POD_HEAD.match(line):
+            return snippet
+        key = _KEY.match(line)
+        if key and key.group(1) in _POD_KEYS + _CONTAINER_KEYS:
+            head = "# pod spec" if key.group(1) in _POD_KEYS or not container else f"# container {container}"
+            return "\n".join(lines[:i] + [head] + lines[i:])
+        if key or line.startswith("kubectl "):
+            return snippet   # another document (a StorageClass, a Job) or commands
+    return snippet
+
+
+def where(ft: FixTarget, container: Optional[str] = None) -> str:
+    """One sentence: the object to change, how (kubectl edit, Helm values, Git) and why not the pod."""
+    ns, pod = ft.namespace, name(ft.pod)
+    if ft.bare:
+        return (f"Pod {pod} has no controller and a running pod's spec cannot be changed in place: save it "
+                f"(`kubectl get pod {pod} -n {ns} -o yaml > {pod}.yaml`), make the change there, then delete and "
+                f"re-create it (`kubectl replace --force -f {pod}.yaml`).")
+    added = injected(ft, container)
+    if added:
+        hooks = ft.webhooks
+        named = (f": {', '.join(hooks)}" if hooks else f" ({ft.webhook_gap})" if ft.webhook_gap else
+                 " (none of the MutatingWebhookConfigurations read matches it)" if ft.webhook_gap is None else "")
+        return (f"Where: not in {added.what}'s pod template — container {container} is not there, so a mutating "
+                f"admission webhook added it when the pod was created{named}. Change what that webhook injects (its "
+                f"operator's configuration or the annotations it reads on {ft.top.what}), not the template.")
+    at = ft.place(container)
+    known = f" ({ft.top.what} named by the pod's owner references and labels, not read)" if ft.known_by_reference \
+        else ""
+    tool = ft.manager
+    if tool and tool[0] == "argocd":
+        return (f"Where: {at}{known}. Argo CD manages it (application {tool[1]}, {tool[2]}): make the change in Git; "
+                f"a kubectl edit is reverted at the next sync.")
+    if tool and tool[0] == "flux":
+        return (f"Where: {at}{known}. Flux applies it from Git (Kustomization {tool[1]}, {tool[2]}): make the change "
+                f"in Git; a kubectl edit is reverted at the next reconciliation.")
+    if tool and tool[0] == "flux-helm":
+        return (f"Where: {at}{known}. Flux renders it from HelmRelease {tool[1]} ({tool[2]}): change that "
+                f"HelmRelease's spec.values in Git; a kubectl edit is reverted at the next reconciliation.")
+    if tool and tool[0] == "helm":
+        rel, chart = tool[1], chart_of(ft) or "<chart>"
+        return (f"Where: {at}{known}. It belongs to Helm release {rel} ({tool[2]}): set it in the release's values "
+                f"(`helm get values {rel} -n {ns} -o yaml > values.yaml`, change it there, then `helm upgrade {rel} "
+                f"{chart} -n {ns} -f values.yaml`); a kubectl edit is reverted at the next upgrade.")
+    if ft.recreated:
+        resource, scope = ft.resource()
+        top, queue = ft.top.name, kueue_queue(ft)
+        queued = f" Kueue admits the new one through LocalQueue {queue} again (quota permitting)." if queue else ""
+        return (f"Where: {at}{known}, not the pod. A {ft.top.kind}'s pod template is fixed once it runs: save it "
+                f"(`kubectl get {resource} {top}{scope} -o yaml > {top}.yaml`), make the change there, then re-create "
+                f"it (`kubectl replace --force -f {top}.yaml`).{queued}")
+    return (f"Where: {at}{known} — not the pod, which {ft.top.kind} re-creates from it: `{ft.edit_command()}`.")

@@ -1,0 +1,434 @@
+"""The object a user edits to change a pod: its controller chain walked to the top (built-in controllers and the
+operators GPU users run), where a container's fields live inside that object, and whether Helm or GitOps owns it."""
+from __future__ import annotations
+
+import json
+import re
+from typing import List, Optional, Tuple
+
+from ..record import field, record
+from .objects import annotations, controller_of, labels, meta, name, spec
+
+# API group -> kind -> (the name `kubectl edit` takes, namespaced). Groups are part of the key because kinds repeat
+# across groups (Volcano's Job, Knative's Service).
+KINDS = {
+    "apps": {"ReplicaSet": ("replicaset", True), "Deployment": ("deployment", True),
+             "StatefulSet": ("statefulset", True), "DaemonSet": ("daemonset", True)},
+    "batch": {"Job": ("job", True), "CronJob": ("cronjob", True)},
+    "": {"Pod": ("pod", True)},
+    "serving.kserve.io": {"InferenceService": ("inferenceservice", True)},
+    "serving.knative.dev": {"Service": ("ksvc", True), "Configuration": ("configuration.serving.knative.dev", True),
+                            "Revision": ("revision.serving.knative.dev", True)},
+    "ray.io": {"RayCluster": ("raycluster", True), "RayService": ("rayservice", True), "RayJob": ("rayjob", True)},
+    "kubeflow.org": {"PyTorchJob": ("pytorchjob", True), "TFJob": ("tfjob", True), "MPIJob": ("mpijob", True),
+                     "XGBoostJob": ("xgboostjob", True), "PaddleJob": ("paddlejob", True), "JAXJob": ("jaxjob", True),
+                     "Notebook": ("notebook", True)},
+    "trainer.kubeflow.org": {"TrainJob": ("trainjob", True)},
+    "leaderworkerset.x-k8s.io": {"LeaderWorkerSet": ("leaderworkerset", True)},
+    "jobset.x-k8s.io": {"JobSet": ("jobset", True)},
+    "argoproj.io": {"Workflow": ("workflow", True), "CronWorkflow": ("cronworkflow", True)},
+    "batch.volcano.sh": {"Job": ("vcjob", True)},
+    "apps.nvidia.com": {"NIMService": ("nimservice", True), "NIMCache": ("nimcache", True)},
+    "nvidia.com": {"ClusterPolicy": ("clusterpolicy", False), "NVIDIADriver": ("nvidiadriver", False)},
+}
+
+# Kubeflow training jobs: kind -> the map of replica specs (kubeflow/training-operator pkg/apis/kubeflow.org/v1).
+REPLICA_SPECS = {"PyTorchJob": "pytorchReplicaSpecs", "TFJob": "tfReplicaSpecs", "MPIJob": "mpiReplicaSpecs",
+                 "XGBoostJob": "xgbReplicaSpecs", "PaddleJob": "paddleReplicaSpecs", "JAXJob": "jaxReplicaSpecs"}
+REPLICA_TYPES = {"master": "Master", "worker": "Worker", "chief": "Chief", "ps": "PS", "evaluator": "Evaluator",
+                 "launcher": "Launcher"}
+_TEMPLATE_HASH = re.compile(r"-([bcdfghjklmnpqrstvwxz2456789]{6,10})$")
+_REPLICA_IN_NAME = re.compile(r"-(master|worker|chief|ps|evaluator|launcher)-\d+$")
+
+# Labels the operators put on the pods they create, naming an object above the pod's own controller (read
+# bottom-up): KServe serverless pods are owned by a Knative Revision's Deployment, the InferenceService sits above.
+LABEL_OWNERS = (
+    ("serving.knative.dev/service", "serving.knative.dev/v1", "Service"),
+    ("serving.kserve.io/inferenceservice", "serving.kserve.io/v1beta1", "InferenceService"),
+    ("ray.io/cluster", "ray.io/v1", "RayCluster"),
+    ("jobset.sigs.k8s.io/jobset-name", "jobset.x-k8s.io/v1alpha2", "JobSet"),
+    ("leaderworkerset.sigs.k8s.io/name", "leaderworkerset.x-k8s.io/v1", "LeaderWorkerSet"),
+    ("workflows.argoproj.io/workflow", "argoproj.io/v1alpha1", "Workflow"),
+    ("volcano.sh/job-name", "batch.volcano.sh/v1alpha1", "Job"),
+)
+# ClusterPolicy's component sections, by the DaemonSet the GPU operator names after them.
+CLUSTERPOLICY_PARTS = (("driver", "driver"), ("device-plugin", "devicePlugin"), ("toolkit", "toolkit"),
+                       ("dcgm-exporter", "dcgmExporter"), ("feature-discovery", "gfd"), ("mig-manager", "migManager"),
+                       ("validator", "validator"), ("dcgm", "dcgm"))
+
+# Run-to-completion kinds whose pod template is fixed once created (batch Job's spec.template is immutable; the
+# training operators, JobSet and Volcano do not roll a changed template out to running pods): re-created, not edited.
+RECREATED = {("batch", "Job"), ("batch.volcano.sh", "Job"), ("jobset.x-k8s.io", "JobSet"), ("argoproj.io", "Workflow"),
+             ("trainer.kubeflow.org", "TrainJob"), ("ray.io", "RayJob")} | {("kubeflow.org", k) for k in REPLICA_SPECS}
+
+HELM_RELEASE = "meta.helm.sh/release-name"
+ARGO_TRACKING, ARGO_LABEL = "argocd.argoproj.io/tracking-id", "argocd.argoproj.io/instance"
+FLUX_KUSTOMIZATION, FLUX_HELMRELEASE = "kustomize.toolkit.fluxcd.io/name", "helm.toolkit.fluxcd.io/name"
+
+
+@record
+class Link:
+    """One object of the chain: its kind and name, and the object itself when it was read."""
+    kind: str
+    name: str
+    api_version: str = "v1"
+    obj: Optional[dict] = None
+
+    @property
+    def group(self) -> str:
+        return self.api_version.rsplit("/", 1)[0] if "/" in self.api_version else ""
+
+    @property
+    def what(self) -> str:
+        return f"{self.kind} {self.name}"
+
+
+@record
+class FixTarget:
+    """Where a change to a pod goes: the top of its controller chain (or the pod itself when it has none)."""
+    pod: dict
+    top: Link
+    chain: List[Link] = field(default_factory=list)
+    manager: Optional[Tuple[str, str, str]] = None   # (tool, name, how it is known): helm / argocd / flux-*
+    webhooks: List[str] = field(default_factory=list)  # MutatingWebhookConfigurations that match the pod
+    webhook_gap: Optional[str] = ""   # why they are unknown ("" when not needed; None when read and none matched)
+
+    @property
+    def bare(self) -> bool:
+        return self.top.kind == "Pod"
+
+    @property
+    def known_by_reference(self) -> bool:
+        return self.top.obj is None and not self.bare
+
+    @property
+    def namespace(self) -> str:
+        return meta(self.pod).get("namespace") or ""
+
+    def pod_path(self) -> Optional[str]:
+        """The path of the pod spec inside the top object; None when its shape is not known."""
+        return _pod_path(self.top, self.pod)
+
+    def container_path(self, container: str) -> Optional[str]:
+        """The path of a container's fields inside the top object."""
+        return _container_path(self.top, self.pod, container)
+
+    def place(self, container: Optional[str] = None) -> str:
+        """`InferenceService x, spec.predictor.model`; for an owner of unknown shape, `the pod template of KIND X`."""
+        path = self.container_path(container) if container else self.pod_path()
+        if path is None:
+            return f"the pod template of {self.top.what}" + (f", container {container}" if container else "")
+        return f"{self.top.what}, {path}"
+
+    @property
+    def recreated(self) -> bool:
+        """Changed by re-creating it, not by an edit (kube/owners.py RECREATED)."""
+        return (self.top.group, self.top.kind) in RECREATED
+
+    def renamed(self, key: str) -> str:
+        """A container field's name in the top object: a TrainJob's trainer takes `resourcesPerNode`."""
+        return "resourcesPerNode" if key == "resources" and self.top.kind == "TrainJob" else key
+
+    def resource(self) -> Tuple[str, str]:
+        """(the name kubectl takes for the top object's kind, ` -n NAMESPACE` or "" for a cluster-scoped one)."""
+        resource, namespaced = KINDS.get(self.top.group, {}).get(self.top.kind, (None, True))
+        resource = resource or (f"{self.top.kind.lower()}.{self.top.group}" if self.top.group else self.top.kind.lower())
+        return resource, (f" -n {self.namespace}" if namespaced else "")
+
+    def edit_command(self) -> str:
+        resource, where = self.resource()
+        return f"kubectl edit {resource} {self.top.name}{where}"
+
+
+def fix_target(ev, pod: Optional[dict]) -> Optional[FixTarget]:
+    if not pod:
+        return None
+    chain = owner_chain(ev, pod)
+    top = chain[-1] if chain else Link("Pod", name(pod), "v1", pod)
+    ft = FixTarget(pod=pod, top=top, chain=chain, manager=management(chain[::-1], pod))
+    if any(injected(ft, c.get("name")) for part in ("containers", "initContainers") for c in spec(pod).get(part) or []):
+        gap = None if ev.all("MutatingWebhookConfiguration") else ev.gap(WEBHOOKS)
+        ft.webhooks = [] if gap else mutating_webhooks(ev, pod)
+        ft.webhook_gap = f"webhook configurations not read: {gap.reason} (needs list {WEBHOOKS})" if gap else \
+            (None if not ft.webhooks else "")
+    return ft
+
+
+WEBHOOKS = "mutatingwebhookconfigurations"
+
+
+def owner_chain(ev, pod: dict) -> List[Link]:
+    """The controllers above the pod, bottom-up, as far as ownerReferences lead (an owner that could not be read is
+    still named from its reference, and ends the walk), then the objects its operators' labels name above that."""
+    ns, chain, obj = meta(pod).get("namespace"), [], pod
+    for _ in range(8):
+        ref = controller_of(obj)
+        if not ref or not ref.get("kind") or not ref.get("name"):
+            break
+        link = Link(ref["kind"], ref["name"], ref.get("apiVersion") or "v1")
+        link.obj = find(ev, link, ns)
+        chain.append(link)
+        if link.obj is None:
+            break
+        obj = link.obj
+    guess = _deployment_of(ev, chain, pod)
+    if guess:
+        chain.append(guess)
+    lab = labels(pod)
+    for key, api, kind in LABEL_OWNERS:
+        value = lab.get(key)
+        group = api.split("/")[0]
+        if not value or any(ln.kind == kind and ln.group == group for ln in chain):
+            continue
+        if chain and _rank(chain[-1]) > _rank(Link(kind, value, api)):
+            continue   # the chain already reached something above it (a RayService above its RayCluster)
+        link = Link(kind, value, api)
+        link.obj = find(ev, link, ns)
+        chain.append(link)
+    return chain
+
+
+def _deployment_of(ev, chain: List[Link], pod: dict) -> Optional[Link]:
+    """The Deployment behind an unread ReplicaSet: the Deployment controller names its ReplicaSets
+    `<deployment>-<pod-template-hash>`, and that hash is the pod's label (unless a read said no such Deployment)."""
+    if len(chain) != 1 or chain[0].obj is not None or chain[0].kind != "ReplicaSet":
+        return None
+    hash_ = labels(pod).get("pod-template-hash")
+    if not hash_:   # saved pods without their labels: the hash's alphabet (k8s.io/apimachinery rand.SafeEncodeString)
+        m = _TEMPLATE_HASH.search(chain[0].name)
+        hash_ = m.group(1) if m and re.search(r"\d", m.group(1)) else None
+    if not hash_ or not chain[0].name.endswith("-" + hash_):
+        return None
+    deploy, ns = chain[-1].name[: -len(hash_) - 1], meta(pod).get("namespace")
+    if f"Deployment/{ns}/{deploy}" in ev.absent:   # a 404 said so (a saved snapshot lacking its ReplicaSet says nothing)
+        return None
+    link = Link("Deployment", deploy, "apps/v1")
+    link.obj = find(ev, link, ns)
+    return link
+
+
+_TOPS = ("RayService", "RayJob", "TrainJob", "InferenceService", "CronJob", "CronWorkflow", "NIMService")
+
+
+def _rank(link: Link) -> int:
+    """Objects that own the label-named ones: a label never names something below them."""
+    return 1 if link.kind in _TOPS else 0
+
+
+def find(ev, link: Link, ns: Optional[str]) -> Optional[dict]:
+    """The object of that kind, group and name in the evidence (kinds repeat across API groups)."""
+    for obj in ev.all(link.kind):
+        api = obj.get("apiVersion") or ""
+        group = api.rsplit("/", 1)[0] if "/" in api else ""
+        if name(obj) == link.name and group == link.group and meta(obj).get("namespace") in (ns, None):
+            return obj
+    return None
+
+
+def management(objs: List[Link], pod: dict) -> Optional[Tuple[str, str, str]]:
+    """(tool, name, how it is known) for the first object, top first, carrying GitOps or Helm metadata; the pod's
+    own labels (copied from its template) count last. GitOps wins over Helm: Argo CD and Flux render charts too."""
+    seen = [ln.obj for ln in objs if ln.obj is not None] + [pod]
+    for obj in seen:
+        ann, lab, what = annotations(obj), labels(obj), f"{obj.get('kind') or 'Pod'} {name(obj)}"
+        if ARGO_TRACKING in ann:
+            return "argocd", ann[ARGO_TRACKING].split(":")[0], f"annotation {ARGO_TRACKING} on {what}"
+        if ARGO_LABEL in lab:
+            return "argocd", lab[ARGO_LABEL], f"label {ARGO_LABEL} on {what}"
+        if FLUX_HELMRELEASE in lab:
+            return "flux-helm", lab[FLUX_HELMRELEASE], f"label {FLUX_HELMRELEASE} on {what}"
+        if FLUX_KUSTOMIZATION in lab:
+            return "flux", lab[FLUX_KUSTOMIZATION], f"label {FLUX_KUSTOMIZATION} on {what}"
+    for obj in seen:
+        ann, lab, what = annotations(obj), labels(obj), f"{obj.get('kind') or 'Pod'} {name(obj)}"
+        release = ann.get(HELM_RELEASE)
+        if release:
+            return "helm", release, f"annotation {HELM_RELEASE} on {what}"
+        if (lab.get("app.kubernetes.io/managed-by") or "").lower() == "helm":
+            release = lab.get("app.kubernetes.io/instance") or lab.get("release")
+            if release:
+                return "helm", release, f"label app.kubernetes.io/managed-by=Helm on {what}"
+    return None
+
+
+def chart_of(ft: FixTarget) -> Optional[str]:
+    """The chart name from Helm's `helm.sh/chart: NAME-VERSION` label, where an object of the chain carries it."""
+    for obj in [ln.obj for ln in ft.chain if ln.obj is not None] + [ft.pod]:
+        chart = labels(obj).get("helm.sh/chart")
+        if chart:
+            return re.sub(r"-v?\d+(\.\d+)*([-+.][\w.]+)?$", "", chart) or chart
+    return None
+
+
+def kueue_queue(ft: FixTarget) -> Optional[str]:
+    """The Kueue LocalQueue a workload of the chain is submitted to (`kueue.x-k8s.io/queue-name`), if any."""
+    for obj in [ln.obj for ln in ft.chain if ln.obj is not None] + [ft.pod]:
+        queue = labels(obj).get("kueue.x-k8s.io/queue-name")
+        if queue:
+            return queue
+    return None
+
+
+# --- where a container lives inside each kind ---------------------------------------------------------------------
+
+def _pod_path(top: Link, pod: dict) -> Optional[str]:
+    kind, group, obj, lab = top.kind, top.group, top.obj, labels(pod)
+    if group in ("apps", "batch", "kubeflow.org", "serving.knative.dev") and kind in (
+            "ReplicaSet", "Deployment", "StatefulSet", "DaemonSet", "Job", "Notebook", "Service", "Configuration"):
+        return "spec.template.spec"
+    if kind == "Revision":
+        return "spec"
+    if kind == "CronJob":
+        return "spec.jobTemplate.spec.template.spec"
+    if kind == "InferenceService":
+        return f"spec.{_kserve_component(lab)}"
+    if kind in ("RayCluster", "RayService", "RayJob"):
+        prefix = {"RayService": "spec.rayClusterConfig", "RayJob": "spec.rayClusterSpec"}.get(kind, "spec")
+        if lab.get("ray.io/node-type") == "head":
+            return f"{prefix}.headGroupSpec.template.spec"
+        group_name = lab.get("ray.io/group")
+        return f"{prefix}.workerGroupSpecs[groupName={group_name}].template.spec" if group_name else None
+    if kind in REPLICA_SPECS:
+        rtype = _replica_type(obj, kind, pod)
+        return f"spec.{REPLICA_SPECS[kind]}.{rtype}.template.spec" if rtype else None
+    if kind == "LeaderWorkerSet":
+        leader = lab.get("leaderworkerset.sigs.k8s.io/worker-index") == "0"
+        has_leader = obj is None or "leaderTemplate" in (spec(obj).get("leaderWorkerTemplate") or {})
+        which = "leaderTemplate" if leader and has_leader else "workerTemplate"
+        return f"spec.leaderWorkerTemplate.{which}.spec"
+    if kind == "JobSet":
+        rj = lab.get("jobset.sigs.k8s.io/replicatedjob-name")
+        return f"spec.replicatedJobs[name={rj}].template.spec.template.spec" if rj else None
+    if kind == "Job" and group == "batch.volcano.sh":
+        task = lab.get("volcano.sh/task-spec")
+        return f"spec.tasks[name={task}].template.spec" if task else None
+    if kind == "Workflow":
+        template = argo_template(pod)
+        return f"spec.templates[name={template}]" if template else None
+    if kind == "TrainJob":
+        return "spec.podSpecOverrides"
+    if kind == "NIMService":
+        return "spec"
+    if kind == "ClusterPolicy":
+        return "spec.daemonsets"
+    if kind == "NVIDIADriver":
+        return "spec"
+    return None
+
+
+def _container_path(top: Link, pod: dict, container: str) -> Optional[str]:
+    kind = top.kind
+    if kind == "InferenceService":
+        comp = _kserve_component(labels(pod))
+        if comp == "predictor" and container == "kserve-container":
+            return f"spec.predictor.{_kserve_model_key(top.obj)}"
+        return f"spec.{comp}.containers[name={container}]"
+    if kind == "Workflow":
+        template = argo_template(pod)
+        return f"spec.templates[name={template}].container" if template and container == "main" else None
+    if kind == "TrainJob":
+        return "spec.trainer"
+    if kind == "NIMService":
+        return "spec"
+    if kind == "ClusterPolicy":
+        owner = (controller_of(pod) or {}).get("name") or ""
+        part = next((p for needle, p in CLUSTERPOLICY_PARTS if needle in owner), None)
+        return f"spec.{part}" if part else None
+    if kind == "NVIDIADriver":
+        return "spec"
+    base = _pod_path(top, pod)
+    if base is None:
+        return None
+    init = any(c.get("name") == container for c in spec(pod).get("initContainers") or [])
+    return f"{base}.{'initContainers' if init else 'containers'}[name={container}]"
+
+
+def _kserve_component(lab: dict) -> str:
+    comp = lab.get("component") or lab.get("serving.kserve.io/component") or "predictor"
+    return comp if comp in ("predictor", "transformer", "explainer") else "predictor"
+
+
+# The predictor's model keys of serving.kserve.io/v1beta1 (kserve/kserve pkg/apis/serving/v1beta1/predictor.go):
+# the new `model` with a modelFormat, or one of the older per-framework keys.
+_KSERVE_MODEL_KEYS = ("model", "sklearn", "xgboost", "tensorflow", "pytorch", "triton", "onnx", "huggingface",
+                      "pmml", "lightgbm", "paddle")
+
+
+def _kserve_model_key(isvc: Optional[dict]) -> str:
+    predictor = spec(isvc).get("predictor") or {}
+    return next((k for k in _KSERVE_MODEL_KEYS if k in predictor), "model")
+
+
+def _replica_type(job: Optional[dict], kind: str, pod: dict) -> Optional[str]:
+    """The replica spec key (Master, Worker, Launcher…): the pod's replica-type label (lower-case since training-
+    operator v1.7), matched against the job's keys when the job was read, else its usual spelling."""
+    lab = labels(pod)
+    raw = (lab.get("training.kubeflow.org/replica-type") or lab.get("training.kubeflow.org/job-role")
+           or lab.get("replica-type") or "")
+    if not raw:
+        m = _REPLICA_IN_NAME.search(name(pod))
+        raw = m.group(1) if m else ""
+    if not raw:
+        return None
+    keys = list((spec(job).get(REPLICA_SPECS[kind]) or {}).keys())
+    return next((k for k in keys if k.lower() == raw.lower()), REPLICA_TYPES.get(raw.lower(), raw))
+
+
+def argo_template(pod: dict) -> Optional[str]:
+    """The Workflow template a pod runs: the ARGO_TEMPLATE env var Argo's executor gets (v3), or the older
+    `workflows.argoproj.io/template` annotation; JSON, read only when small."""
+    texts = [annotations(pod).get("workflows.argoproj.io/template")]
+    for c in (spec(pod).get("initContainers") or []) + (spec(pod).get("containers") or []):
+        texts += [e.get("value") for e in c.get("env") or [] if e.get("name") == "ARGO_TEMPLATE"]
+    for text in texts:
+        if text and len(text) < 256 * 1024:
+            try:
+                doc = json.loads(text)
+            except ValueError:
+                continue
+            if isinstance(doc, dict) and isinstance(doc.get("name"), str):
+                return doc["name"]
+    return None
+
+
+# --- fields a mutating webhook added ------------------------------------------------------------------------------
+
+_TEMPLATES = {"ReplicaSet": ("spec", "template"), "Deployment": ("spec", "template"), "StatefulSet": ("spec", "template"),
+              "DaemonSet": ("spec", "template"), "Job": ("spec", "template"),
+              "CronJob": ("spec", "jobTemplate", "spec", "template")}
+
+
+def injected(ft: FixTarget, container: Optional[str]) -> Optional[Link]:
+    """The nearest read built-in owner whose pod template lacks a container the pod has: a mutating admission webhook
+    added it when the pod was created (KServe's storage-initializer, a service mesh's proxy), so the template is not
+    where to change it."""
+    if not container or ft.bare:
+        return None
+    for link in ft.chain:
+        if link.obj is None or link.group not in ("apps", "batch") or link.kind not in _TEMPLATES:
+            continue
+        tmpl = link.obj
+        for key in _TEMPLATES[link.kind]:
+            tmpl = (tmpl or {}).get(key) or {}
+        names = {c.get("name") for part in ("containers", "initContainers") for c in spec(tmpl).get(part) or []}
+        return link if names and container not in names else None
+    return None
+
+
+def mutating_webhooks(ev, pod: dict) -> List[str]:
+    """The MutatingWebhookConfigurations with a webhook on pod CREATE whose object (and, when the Namespace was read,
+    namespace) selector matches the pod: `NAME (webhook NAME)`."""
+    from .affinity import label_selector_matches
+    nsobj = ev.get("Namespace", meta(pod).get("namespace") or "")
+    out = []
+    for cfg in ev.all("MutatingWebhookConfiguration"):
+        for hook in cfg.get("webhooks") or []:
+            on_pods = any("pods" in (r.get("resources") or []) or "*" in (r.get("resources") or [])
+                          for r in hook.get("rules") or [] if set(r.get("operations") or []) & {"CREATE", "*"})
+            objsel = hook.get("objectSelector") or {}
+            nssel = hook.get("namespaceSelector") or {}
+            if on_pods and label_selector_matches(objsel, labels(pod)) and \
+                    (nsobj is None or label_selector_matches(nssel, labels(nsobj))):
+                out.append(f"{name(cfg)} (webhook {hook.get('name')})")
+                break
+    return out[:4]

@@ -1,0 +1,243 @@
+"""Fixes name the object the user edits (kube/owners.py, fixes.py): the top of the pod's controller chain read live,
+a refused owner read is a gap and the owner is still named, and the field path inside each owner kind."""
+import os
+
+import pytest
+
+from kubectl_gpudoctor.evidence import Evidence, Target
+from kubectl_gpudoctor.kube.owners import argo_template, fix_target
+from tests.casebook import CASES
+from tests.live import assert_read_only, run_json, serving
+
+OWNERS = os.path.join(CASES, "oom-killed")
+
+
+def _cause(doc):
+    return next(f for f in doc["findings"] if f["id"] == doc["rootCause"])
+
+
+def test_live_chain_reads_up_to_the_trainjob(tmp_path):
+    path = os.path.join(OWNERS, "fail-owner-trainjob-jobset")
+    with serving(path, tmp_path, namespace="serving") as (srv, kc):
+        _, doc = run_json("llama-ft-node-0-1-r8s2v", "--kubeconfig", kc)
+    assert_read_only(srv)
+    fix = _cause(doc)["remediation"]
+    assert "TrainJob llama-ft, spec.trainer" in fix and "not read" not in fix, fix
+    assert any(r.path.endswith("/trainjobs/llama-ft") for r in srv.requests)
+
+
+def test_live_forbidden_owner_is_a_gap_and_still_named(tmp_path):
+    path = os.path.join(OWNERS, "fail-owner-kserve-inferenceservice")
+    with serving(path, tmp_path, namespace="serving") as (srv, kc):
+        srv.forbid("inferenceservices")
+        _, doc = run_json("llama3-8b-predictor-6f9c8b7d54-h7x2k", "--kubeconfig", kc)
+    gaps = {g["source"]: g["reason"] for g in doc["gaps"]}
+    assert gaps.get("inferenceservices.serving.kserve.io") == "forbidden", doc["gaps"]
+    fix = _cause(doc)["remediation"]
+    assert doc["rootCause"] == "oom-killed"
+    assert "InferenceService llama3-8b, spec.predictor.model" in fix and "not read" in fix, fix
+
+
+def _ev(pod, *objs):
+    ev = Evidence(target=Target("Pod", pod["metadata"]["name"], "ml"))
+    for o in (pod,) + objs:
+        ev.add(o)
+    ev.sources = {"pods"}
+    return ev
+
+
+def _pod(name, labels=None, owner=None, containers=("main",), init=(), env=None, annotations=None):
+    meta = {"name": name, "namespace": "ml", "labels": labels or {}, "annotations": annotations or {}}
+    if owner:
+        meta["ownerReferences"] = [dict(owner, controller=True, uid="u-" + owner["name"])]
+    spec = {"containers": [{"name": c, "image": "img", **({"env": env} if env else {})} for c in containers],
+            "initContainers": [{"name": c, "image": "img"} for c in init]}
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": spec}
+
+
+def _ref(kind, name, api):
+    return {"kind": kind, "name": name, "apiVersion": api}
+
+
+@pytest.mark.parametrize("labels,owner,container,want", [
+    ({"ray.io/node-type": "head", "ray.io/cluster": "rc"}, _ref("RayCluster", "rc", "ray.io/v1"), "ray-head",
+     "RayCluster rc, spec.headGroupSpec.template.spec.containers[name=ray-head]"),
+    ({"training.kubeflow.org/replica-type": "master"}, _ref("PyTorchJob", "pj", "kubeflow.org/v1"), "pytorch",
+     "PyTorchJob pj, spec.pytorchReplicaSpecs.Master.template.spec.containers[name=pytorch]"),
+    ({"training.kubeflow.org/job-role": "launcher"}, _ref("MPIJob", "mpi", "kubeflow.org/v2beta1"), "launcher",
+     "MPIJob mpi, spec.mpiReplicaSpecs.Launcher.template.spec.containers[name=launcher]"),
+    ({}, _ref("TFJob", "tf", "kubeflow.org/v1"), "tensorflow",   # no label: the replica type from the pod's name
+     "TFJob tf, spec.tfReplicaSpecs.PS.template.spec.containers[name=tensorflow]"),
+    ({"leaderworkerset.sigs.k8s.io/name": "lws", "leaderworkerset.sigs.k8s.io/worker-index": "0"},
+     _ref("StatefulSet", "lws", "apps/v1"), "leader",
+     "LeaderWorkerSet lws, spec.leaderWorkerTemplate.leaderTemplate.spec.containers[name=leader]"),
+    ({"jobset.sigs.k8s.io/jobset-name": "js", "jobset.sigs.k8s.io/replicatedjob-name": "workers"},
+     _ref("Job", "js-workers-0", "batch/v1"), "main",
+     "JobSet js, spec.replicatedJobs[name=workers].template.spec.template.spec.containers[name=main]"),
+    ({"serving.kserve.io/inferenceservice": "isvc", "component": "transformer"},
+     _ref("ReplicaSet", "isvc-transformer-5d8f7c9b64", "apps/v1"), "kserve-container",
+     "InferenceService isvc, spec.transformer.containers[name=kserve-container]"),
+    ({"serving.knative.dev/service": "hello"}, _ref("ReplicaSet", "hello-00001-deployment-5d8f7c9b64", "apps/v1"), "user",
+     "Service hello, spec.template.spec.containers[name=user]"),
+    ({}, _ref("Notebook", "nb", "kubeflow.org/v1"), "nb", "Notebook nb, spec.template.spec.containers[name=nb]"),
+    ({}, _ref("PodClique", "pc", "grove.io/v1alpha1"), "main", "the pod template of PodClique pc, container main"),
+])
+def test_field_path_inside_each_owner_kind(labels, owner, container, want):
+    name = "tf-ps-0" if owner["kind"] == "TFJob" else "p-0"
+    pod = _pod(name, labels, owner, containers=(container,))
+    assert fix_target(_ev(pod), pod).place(container) == want
+
+
+def test_init_container_path_and_bare_pod():
+    pod = _pod("p", owner=_ref("Deployment", "web", "apps/v1"), init=("fetch",))
+    assert fix_target(_ev(pod), pod).place("fetch") == "Deployment web, spec.template.spec.initContainers[name=fetch]"
+    bare = _pod("solo")
+    ft = fix_target(_ev(bare), bare)
+    assert ft.bare and not ft.known_by_reference
+
+
+def test_replicaset_name_names_its_deployment_unless_a_404_said_otherwise():
+    pod = _pod("web-5d8f7c9b64-x2x9q", {"pod-template-hash": "5d8f7c9b64"}, _ref("ReplicaSet", "web-5d8f7c9b64", "apps/v1"))
+    ev = _ev(pod)
+    assert fix_target(ev, pod).top.what == "Deployment web"
+    ev.mark_absent("Deployment", "web", "ml")
+    assert fix_target(ev, pod).top.what == "ReplicaSet web-5d8f7c9b64"
+
+
+@pytest.mark.parametrize("labels,annotations,want", [
+    ({"app.kubernetes.io/managed-by": "Helm", "app.kubernetes.io/instance": "llm"}, {}, ("helm", "llm")),
+    ({}, {"meta.helm.sh/release-name": "gpu"}, ("helm", "gpu")),
+    ({"app.kubernetes.io/managed-by": "Helm", "argocd.argoproj.io/instance": "apps"}, {}, ("argocd", "apps")),
+    ({"helm.toolkit.fluxcd.io/name": "vllm"}, {}, ("flux-helm", "vllm")),
+    ({"app.kubernetes.io/managed-by": "Helm"}, {}, None),   # Helm without a release name names no release
+])
+def test_management_of_the_owner(labels, annotations, want):
+    deploy = {"apiVersion": "apps/v1", "kind": "Deployment",
+              "metadata": {"name": "web", "namespace": "ml", "labels": labels, "annotations": annotations}}
+    pod = _pod("p", owner=_ref("Deployment", "web", "apps/v1"))
+    got = fix_target(_ev(pod, deploy), pod).manager
+    assert (got[:2] if got else None) == want
+
+
+def test_argo_template_from_the_executor_env_bounded_and_tolerant():
+    ok = _pod("wf-1", env=[{"name": "ARGO_TEMPLATE", "value": '{"name":"train","container":{}}'}])
+    assert argo_template(ok) == "train"
+    assert argo_template(_pod("wf-2", env=[{"name": "ARGO_TEMPLATE", "value": "{not json"}])) is None
+    big = '{"name":"x","pad":"' + "a" * 300_000 + '"}'
+    assert argo_template(_pod("wf-3", env=[{"name": "ARGO_TEMPLATE", "value": big}])) is None
+
+
+@pytest.mark.parametrize("status,message,gap", [
+    (400, 'previous terminated container "server" in pod "p" not found', False),
+    (400, 'container "server" in pod "p" is waiting to start: ContainerCreating', False),
+    (400, "the server rejected our request for an unknown reason", True),
+    (500, "etcdserver: request timed out", True),
+])
+def test_a_log_read_is_absent_only_when_the_kubelet_says_so(status, message, gap):
+    """Issue 19: a 400/5xx on a previous log is a gap (the check is unknown), unless its wording says no such log."""
+    from kubectl_gpudoctor.collect.api import Request, Response, store
+    ev = Evidence(target=Target("Pod", "p", "ml"))
+    req = Request("pods/log", "get", "/api/v1/namespaces/ml/pods/p/log", {"previous": "true"},
+                  log_key=("ml", "p", "server", True))
+    store(ev, req, Response(status, None, "error", message))
+    assert ("pods/log" in ev.gaps) == gap and ("pods/log" in ev.sources) != gap
+
+
+def test_live_pod_whose_containers_never_ran_lacks_no_log(tmp_path):
+    """A ContainerCreating pod read with full access: no log can exist, so no check says "needs get pods/log"."""
+    path = os.path.join(CASES, "missing-config-reference", "fail-configmap-missing-key")
+    from tests.test_request_budget import _target
+    target = _target(path)
+    with serving(path, tmp_path, namespace=target["namespace"]) as (srv, kc):
+        _, doc = run_json(target["name"], "--kubeconfig", kc)
+    assert doc["rootCause"] == "missing-config-reference"
+    assert not [c for c in doc["checks"] if "pods/log" in (c.get("reason") or "")], doc["checks"]
+
+
+def _webhook_pod():
+    """An istio-proxy the template of Deployment web does not have: the sidecar injector added it."""
+    deploy = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web", "namespace": "ml"},
+              "spec": {"template": {"spec": {"containers": [{"name": "main", "image": "img"}]}}}}
+    pod = _pod("web-1", {"app": "web"}, _ref("Deployment", "web", "apps/v1"), containers=("main", "istio-proxy"))
+    return pod, deploy
+
+
+ISTIO = {"apiVersion": "admissionregistration.k8s.io/v1", "kind": "MutatingWebhookConfiguration",
+         "metadata": {"name": "istio-sidecar-injector"},
+         "webhooks": [{"name": "namespace.sidecar-injector.istio.io", "admissionReviewVersions": ["v1"],
+                       "sideEffects": "None", "failurePolicy": "Fail",
+                       "clientConfig": {"service": {"name": "istiod", "namespace": "istio-system", "path": "/inject"}},
+                       "rules": [{"apiGroups": [""], "apiVersions": ["v1"], "operations": ["CREATE"],
+                                  "resources": ["pods"], "scope": "*"}],
+                       "namespaceSelector": {"matchLabels": {"istio-injection": "enabled"}},
+                       "objectSelector": {"matchExpressions": [{"key": "sidecar.istio.io/inject", "operator": "NotIn",
+                                                                "values": ["false"]}]}}]}
+
+
+@pytest.mark.parametrize("objs,sources,want", [
+    ([ISTIO, {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "ml", "labels": {"istio-injection": "enabled"}}}],
+     {"mutatingwebhookconfigurations"}, "added it when the pod was created: istio-sidecar-injector (webhook "
+                                         "namespace.sidecar-injector.istio.io)"),
+    ([ISTIO, {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "ml", "labels": {}}}],
+     {"mutatingwebhookconfigurations"}, "none of the MutatingWebhookConfigurations read matches it"),
+    ([], set(), "webhook configurations not read: not-collected (needs list mutatingwebhookconfigurations)"),
+])
+def test_a_container_the_template_lacks_was_injected_by_a_webhook(objs, sources, want):
+    from kubectl_gpudoctor.fixes import place
+    pod, deploy = _webhook_pod()
+    ev = _ev(pod, deploy, *objs)
+    ev.sources |= sources
+    fix, snippet = place(fix_target(ev, pod), "Raise its memory limit.", "# container istio-proxy\nresources: {}",
+                         "istio-proxy")
+    assert "not in Deployment web's pod template" in fix and want in fix, fix
+    assert "kubectl edit" not in fix
+    fix, _ = place(fix_target(ev, pod), "Raise its memory limit.", "# container main\nresources: {}", "main")
+    assert "Deployment web, spec.template.spec.containers[name=main]" in fix   # the template's own container
+
+
+def test_live_lists_webhooks_only_when_a_container_is_not_in_the_template(tmp_path):
+    """An injected istio-proxy beside the OOMKilled server: one LIST of MutatingWebhookConfigurations (round 3);
+    without the sidecar, no such read."""
+    import shutil
+    import yaml
+    src = os.path.join(OWNERS, "fail-owner-argocd-deployment")
+    case = tmp_path / "case"
+    shutil.copytree(src, case)
+    docs = list(yaml.safe_load_all(open(case / "objects.yaml")))
+    pod = docs[0]
+    pod["spec"]["containers"].append({"name": "istio-proxy", "image": "docker.io/istio/proxyv2:1.23.2",
+                                      "args": ["proxy", "sidecar"]})
+    pod["status"]["containerStatuses"].append({
+        "name": "istio-proxy", "image": "docker.io/istio/proxyv2:1.23.2", "ready": True, "started": True,
+        "restartCount": 0, "imageID": "docker.io/istio/proxyv2@sha256:" + "ab" * 32,
+        "containerID": "containerd://" + "cd" * 32, "state": {"running": {"startedAt": "2026-11-30T08:41:16Z"}},
+        "lastState": {}})
+    docs += [ISTIO]
+    (case / "objects.yaml").write_text(yaml.safe_dump_all(docs, sort_keys=False))
+    target = pod["metadata"]["name"]
+    for path, want in ((case, 1), (src, 0)):
+        with serving(str(path), tmp_path, namespace="serving") as (srv, kc):
+            _, doc = run_json(target, "--kubeconfig", kc)
+        lists = [r for r in srv.requests if r.path.endswith("/mutatingwebhookconfigurations")]
+        assert len(lists) == want and doc["rootCause"] == "oom-killed", srv.requests
+
+
+@pytest.mark.parametrize("observed,threshold,says", [
+    (441, 67, "≥ 1.5 × the observed 7m21s; was 30 × 10s = 300s"),
+    (3 * 3600, 720, "capped at 2h"),   # a three-hour start is not a probe budget
+])
+def test_startup_budget_is_sized_from_the_observed_start_and_bounded(observed, threshold, says):
+    from kubectl_gpudoctor.rules.crash._startup import startup_snippet
+    probe = {"httpGet": {"path": "/health", "port": 8080}, "periodSeconds": 10, "failureThreshold": 30}
+    snippet, got = startup_snippet({"name": "vllm", "startupProbe": probe}, probe, observed)
+    assert got == threshold and says in snippet, snippet
+
+
+def test_a_kueue_job_is_re_created_and_queued_again():
+    from kubectl_gpudoctor.fixes import place
+    job = {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "ft", "namespace": "ml",
+           "labels": {"kueue.x-k8s.io/queue-name": "team-a"}},
+           "spec": {"template": {"spec": {"containers": [{"name": "main", "image": "img"}]}}}}
+    pod = _pod("ft-x2x9q", {"batch.kubernetes.io/job-name": "ft"}, _ref("Job", "ft", "batch/v1"))
+    fix, _ = place(fix_target(_ev(pod, job), pod), "Raise its memory limit.", "# container main\nresources: {}", "main")
+    assert "kubectl replace --force -f ft.yaml" in fix and "LocalQueue team-a" in fix, fix
