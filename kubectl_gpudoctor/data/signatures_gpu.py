@@ -73,6 +73,15 @@ GPU = (
               r"device_count\(\)\s*(?:==|=|:|->|returned|is)\s*0\b|cuda\.is_available\(\)\s*(?:==|=|:|->|returned|is)\s*False\b",
               "the application saw zero CUDA devices"),
 
+    # --- NVSwitch fabric not initialised ---------------------------------------------------------------
+    # CUDA error 802 (cudaErrorSystemNotReady / CUDA_ERROR_SYSTEM_NOT_READY) on NVSwitch systems (HGX/DGX A100-SXM,
+    # H100/H200, B200) whose fabric manager is not running: pytorch/pytorch#35710 ("cuda runtime error (802) :
+    # system not yet initialized"), huggingface/huggingface_hub#4134 ("Unexpected error from cudaGetDeviceCount()
+    # ... Error 802: system not yet initialized"), kata-containers/kata-containers#11730 (DGX H100),
+    # ollama/ollama#12136 ("ggml_cuda_init: failed to initialize CUDA: system not yet initialized").
+    Signature("cuda-system-not-ready", "fabric-manager-not-running",
+              r"(?<![\w-])system not yet initiali[sz]ed|cudaErrorSystemNotReady|CUDA_ERROR_SYSTEM_NOT_READY",
+              "CUDA error 802: the GPUs' NVSwitch fabric is not initialised (fabric manager not running)"),
     # --- driver libraries not injected --------------------------------------------------------------
     Signature("libcuda-missing", "driver-libraries-missing", r"libcuda\.so(?:\.1)?: (?:cannot open shared object file|No such file)",
               "libcuda.so.1 (driver library, injected by the NVIDIA container toolkit) is absent"),

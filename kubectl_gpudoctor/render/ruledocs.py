@@ -12,7 +12,10 @@ _PHASE_TEXT = {
     "crash": "Containers start and exit (CrashLoopBackOff, Error, restarts).",
     "eviction": "The pod was evicted, or the node under it is unhealthy.",
     "network": "The pod cannot reach its peers.",
-    "node": "`kubectl gpudoctor node <node>`, and the node under a pod.",
+    "node": "`kubectl gpudoctor node <node>`, and the node under a pod. Node checks cover the NVIDIA, AMD and Intel "
+            "GPU stacks; AWS Neuron (`aws.amazon.com/neuron*`) and Intel Gaudi (`habana.ai/gaudi`) accelerators count "
+            "in the scheduling and crash rules, but their device plugins, operators and health signals are out of "
+            "scope for node checks.",
 }
 
 
