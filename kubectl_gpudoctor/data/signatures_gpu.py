@@ -138,6 +138,23 @@ GPU = (
               "the ROCm/HIP build has no code object for this AMD GPU's ISA (gfx target); HSA_OVERRIDE_GFX_VERSION or an "
               "image built for it"),
 
+    # Libraries that ship kernels for some architectures only and say so before any kernel launch:
+    # FlashAttention-2 `RuntimeError: FlashAttention only supports Ampere GPUs or newer.` (Dao-AILab/flash-attention
+    # #762), xformers `requires device with capability > (8, 0) but your GPU has capability (7, 5) (too old)`
+    # (camenduru/DeepCache-colab#2, facebookresearch/xformers#1263), Triton `fp8e4nv data type is not supported on
+    # CUDA arch < 89` (triton-lang/triton#4319) / `type fp8e4nv not supported in this architecture`, `Conversion
+    # from/to f8e4m3nv is only supported on compute capability >= 90` (kvcache-ai/ktransformers#696), vLLM
+    # `GPUs with compute capability below 7.0 are not supported` (vllm-project/vllm#1284). vLLM's "Bfloat16 is only
+    # supported on GPUs with compute capability of at least 8.0" (#1157) is a dtype setting (--dtype=half), not this.
+    Signature("library-arch-unsupported", "no-kernel-image-for-gpu",
+              r"FlashAttention (?:\S+ )?only supports (?:\w+ )?GPUs or newer|only supports Ampere (?:GPUs )?or newer"
+              r"|requires device with capability [<>=]+ \(\d+, \d+\) but your GPU has capability \(\d+, \d+\) \(too old\)"
+              r"|data type is not supported on CUDA arch < ?\d+|type fp8\w* not supported in this architecture"
+              r"|is only supported on compute capability >= ?\d+"
+              r"|GPUs with compute capability below \d+\.\d+ are not supported"
+              r"|compute capability \d+\.\d+ is not supported",
+              "a library (FlashAttention, xformers, Triton, vLLM) has no kernels or dtype support for this GPU's "
+              "compute capability"),
     Signature("torch-arch-unsupported", "no-kernel-image-for-gpu",
               r"with CUDA capability sm_\d+\w* is not compatible with the current PyTorch installation",
               "the PyTorch build does not include this GPU's architecture"),

@@ -2,7 +2,7 @@
 no running plugin pod there, or the kubelet's prepare error naming the driver."""
 from __future__ import annotations
 
-from ...data import event_signatures as sigs
+from ...data import event_signatures as sigs, gpu_operator as go
 from ...gpu import stack as gpustack
 from ...kube import podstate, storage
 from ...kube.objects import name, namespace, spec, status
@@ -11,6 +11,8 @@ from ..registry import SPECIFIC, Hit, Line, rule
 
 
 def _applies(ev):
+    if ev.target.kind == "Node":
+        return ev.node is not None
     return ev.pod is not None and bool(spec(ev.pod).get("resourceClaims")) and podstate.health(ev.pod) != "healthy"
 
 
@@ -31,7 +33,7 @@ def _drivers(ev):
 
 
 @rule("dra-driver-not-registered", phase="scheduling", severity="critical", rank=SPECIFIC,
-      applies=_applies,
+      applies=_applies, targets=("Pod", "Node"),
       title="The DRA driver the pod's claim needs is not registered (its kubelet plugin is not running)",
       remediation="Get DRA driver $driver's kubelet plugin running on $where (its DaemonSet must tolerate and select "
                   "the GPU nodes; the plugin registers with the kubelet and then publishes ResourceSlices), then "
@@ -39,7 +41,10 @@ def _drivers(ev):
       snippet="kubectl get resourceslices -o wide | grep $driver\nkubectl get pods -A -o wide | grep -i kubelet-plugin")
 def dra_driver_not_registered(ev):
     """The kubelet says `DRA driver X is not registered` (FailedPrepareDynamicResources), or no ResourceSlice of
-    the driver the pod's claim needs exists (on the pod's node, with no running plugin pod there)."""
+    the driver the pod's claim needs exists (on the pod's node, with no running plugin pod there); in the node
+    view, the node's GPU DRA kubelet-plugin pod is not running and no ResourceSlice of that driver lists the node."""
+    if ev.target.kind == "Node":
+        return _on_node(ev, ev.node)
     pod, node = ev.pod, spec(ev.pod).get("nodeName")
     events = [e for e in current(ev, pod_events(ev, sigs.PREPARE_REASONS)) if e.get("type") == "Warning"]
     for e in reversed(events):
@@ -62,6 +67,24 @@ def dra_driver_not_registered(ev):
                         f"there{_plugin_facts(ev, node)}", [Line("object", "resourceslices",
                                                                f"none with spec.driver={driver} for node {node}")],
                         driver, f"node {node}")
+    return None
+
+
+def _on_node(ev, node):
+    if not ev.readable("resourceslices"):
+        return None
+    for p in gpustack.dra_plugin_pods(ev, node):
+        driver = go.DRA_GPU_DRIVERS.get(gpustack.vendor_of(p))
+        mine = [s for s in storage.slices_of(ev, driver) if spec(s).get("nodeName") == name(node)]
+        if driver and not mine and not gpustack.is_ready(p):
+            others = sorted({spec(s).get("nodeName") for s in storage.slices_of(ev, driver) if spec(s).get("nodeName")})
+            elsewhere = f" (it does for {', '.join(others[:3])})" if others else ""
+            return _hit(f"DRA driver {driver}'s kubelet plugin pod {namespace(p)}/{name(p)} on node {name(node)} is "
+                        f"{podstate.display_status(p)}, {gpustack.ready_count(p)} ready, and no ResourceSlice of "
+                        f"{driver} lists the node{elsewhere}: the plugin never registered, so claims cannot use the "
+                        f"node's GPUs.", [Line("object", f"pods/{name(p)}", podstate.display_status(p)),
+                                          Line("object", "resourceslices", f"none with spec.driver={driver} for node "
+                                                                           f"{name(node)}")], driver, f"node {name(node)}")
     return None
 
 
