@@ -5,14 +5,16 @@ from __future__ import annotations
 import re
 
 from ...data import cuda_driver as cd
+from ...kube import podstate
 from ...data.signatures_distributed import NCCL_HINTS
 from ...kube.objects import container_gpus, name, namespace, spec
 from .._common import has_terminations
 from ._gpu_advice import (affinity_snippet, cuda_initialised, driver_facts, driver_label_line, driver_ok, ngc_fatal,
                           nccl_fix, node_affinity, node_labels, rendezvous_peer)
-from ._gpu_log import AMBIGUOUS, crash_hit, crash_match, crashed, matches, quote
+from ._gpu_log import AMBIGUOUS, crash_hit, crash_match, crashed, matches, quote, shm_inferred
 from ._gpu_visibility import env_value
-from ..registry import DEFAULT, SPECIFIC, Unknown, rule
+from ._gpu_advice import shm_volume
+from ..registry import DEFAULT, SPECIFIC, Hit, Unknown, rule
 
 
 @rule("cuda-driver-too-old", phase="crash", severity="critical", rank=SPECIFIC, applies=has_terminations,
@@ -73,7 +75,17 @@ def no_kernel_image_for_gpu(ev):
     return None
 
 
-@rule("nccl-failure", phase="crash", severity="critical", rank=SPECIFIC, applies=has_terminations, needs=("pods/log",),
+def _hung(ev):
+    """Running containers that are not Ready: a distributed job that hangs in a failed collective never exits."""
+    return [(c, cs) for c, cs, _ in podstate.all_container_states(ev.pod or {})
+            if (cs.get("state") or {}).get("running") is not None and not cs.get("ready")]
+
+
+_HANG_LINE = r"(?i)fail|error|timed out|refused|abort"
+
+
+@rule("nccl-failure", phase="crash", severity="critical", rank=SPECIFIC, needs=("pods/log",),
+      applies=lambda ev: has_terminations(ev) or bool(_hung(ev)),
       title="NCCL / distributed communication failed",
       remediation="Check that the ranks can reach each other (NetworkPolicy, headless Service, MASTER_ADDR/PORT), "
                   "that IB/RDMA devices are allocated when NCCL uses them (rdma/* resources), that /dev/shm is large "
@@ -94,10 +106,20 @@ def nccl_failure(ev):
         reach = policies and hint.startswith("network reachability")
         extra = f" NetworkPolicies in namespace {namespace(pod)}: {', '.join(policies)}." if reach else ""
         extra += rendezvous_peer(ev, c) if hint.startswith(("name resolution", "network reachability")) else ""
-        shm = crash_match(ev, c["name"], prev, ("shm-too-small",))
+        shm = crash_match(ev, c["name"], prev, ("shm-too-small",)) or (not shm_volume(pod, c) and shm_inferred(ev, c, prev))
         what = "could not join the torch.distributed rendezvous" if m.signature.id == "c10d-bootstrap" else "failed in NCCL/torch.distributed"
         fix, snippet = nccl_fix(c, hint, (env_value(c, "NCCL_DEBUG") or "").upper() in ("INFO", "TRACE"))
         return crash_hit(ev, c, cs, term, m, f"Container {c['name']} {what}: {quote(m, c, term)}. "
                          f"Most likely: {hint}.{extra}", rank=DEFAULT if shm else None, extra=warn, fix=fix, snippet=snippet,
                          next=[f"kubectl logs {name(pod)} -n {namespace(pod)} -c {c['name']} --previous | grep -E 'NCCL (WARN|INFO)'"])
+    for c, cs in _hung(ev):
+        lines = [x for x in matches(ev, c["name"], False, "nccl-failure") if re.search(_HANG_LINE, x.line)]
+        if lines:
+            m = lines[-1]   # the first failure (matches are newest first)
+            hint = next((h for rx, h in NCCL_HINTS if re.search(rx, m.line)), "the NCCL lines do not say which transport failed")
+            return Hit(f"Container {c['name']} is Running but not Ready and its NCCL communication failed, so the job "
+                       f"hangs instead of exiting: {quote(m, c, {})}. Most likely: {hint}.{rendezvous_peer(ev, c)}",
+                       [m.as_line(name(pod))] + [x.as_line(name(pod)) for x in lines[:1] if x is not m],
+                       values={"container": c["name"]},
+                       next=[f"kubectl logs {name(pod)} -n {namespace(pod)} -c {c['name']} | grep -E 'NCCL (WARN|INFO)'"])
     return None
