@@ -152,7 +152,10 @@ GPU = (
               r"|data type is not supported on CUDA arch < ?\d+|type fp8\w* not supported in this architecture"
               r"|is only supported on compute capability >= ?\d+"
               r"|GPUs with compute capability below \d+\.\d+ are not supported"
-              r"|compute capability \d+\.\d+ is not supported",
+              r"|compute capability \d+\.\d+ is not supported"
+              # kernl: "GPU compute capability 8.0 (Ampere) or higher is required to install kernl" (ELS-RD/kernl)
+              r"|compute capability (?:of )?(?:at least )?\d+\.\d+(?: \(\w+\))? or (?:higher|newer|above) is required"
+              r"|requires (?:a )?GPUs? with compute capability (?:>= ?|of at least )?\d",
               "a library (FlashAttention, xformers, Triton, vLLM) has no kernels or dtype support for this GPU's "
               "compute capability"),
     Signature("torch-arch-unsupported", "no-kernel-image-for-gpu",

@@ -31,6 +31,7 @@ class Hit:
     next: List[str] = field(default_factory=list)
     table: List[dict] = field(default_factory=list)   # rows for a tabulated view (e.g. free GPUs per node)
     rank: Optional[int] = None         # overrides the rule's rank for this hit
+    cause: Optional[str] = None        # a more specific rule id this umbrella finding's evidence names
 
 
 @record
