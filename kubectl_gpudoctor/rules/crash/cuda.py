@@ -10,11 +10,12 @@ from ...data.signatures_distributed import NCCL_HINTS
 from ...kube.objects import container_gpus, name, namespace, spec
 from .._common import has_terminations
 from ._gpu_advice import (affinity_snippet, cuda_initialised, driver_facts, driver_label_line, driver_ok, ngc_fatal,
+                          driver_pod_version, image_cuda, node_versions,
                           nccl_fix, node_affinity, node_labels, rendezvous_peer)
 from ._gpu_log import AMBIGUOUS, crash_hit, crash_match, crashed, matches, quote, shm_inferred
 from ._gpu_visibility import env_value
 from ._gpu_advice import shm_volume
-from ..registry import DEFAULT, SPECIFIC, Hit, Unknown, rule
+from ..registry import DEFAULT, SPECIFIC, Hit, Line, Unknown, rule
 
 
 @rule("cuda-driver-too-old", phase="crash", severity="critical", rank=SPECIFIC, applies=has_terminations,
@@ -28,11 +29,11 @@ def cuda_driver_too_old(ev):
     From the tag: the node's GFD driver label is below the CUDA major's minor-version-compatibility floor (below the
     major's oldest driver when the tag names no minor), and the log does not show CUDA working on the GPU."""
     pod, lbls = ev.pod, node_labels(ev)
-    driver = cd.node_driver(lbls)
+    driver = cd.node_driver(node_versions(ev))
     for c, cs, term, prev in crashed(ev):
         m = crash_match(ev, c["name"], prev, ("cuda-driver-too-old",), accept=lambda x: ngc_fatal(ev, x) and (
             x.signature.id != AMBIGUOUS or bool(container_gpus(c)) and not driver_ok(ev, c)))
-        img = cd.image_cuda(c.get("image", ""))
+        img = image_cuda(c)
         if not m and not (img and driver and cd.compare(img[0], driver) == "too-old" and not cuda_initialised(ev, c, prev)):
             continue   # no log line says so, and the tag does not, or the log shows CUDA working on the GPU
         severity = None
@@ -41,8 +42,12 @@ def cuda_driver_too_old(ev):
         unread = 'the log was not readable' if prev is None else 'the log does not say'
         what = quote(m, c, term) if m else (f"image {c.get('image')} needs a newer driver than node {spec(pod).get('nodeName')} "
                                            f"has (inferred from the image tag; {unread})")
+        pod_driver = driver_pod_version(ev) if cd.node_driver(lbls) is None else None
+        extra = driver_label_line(ev, lbls) + ([Line("object", f"pods/{name(pod_driver[1])}", f"driver image "
+                                                     f"{pod_driver[1]['spec']['containers'][0].get('image')}")]
+                                               if pod_driver else [])
         return crash_hit(ev, c, cs, term, m, f"Container {c['name']} cannot use CUDA: {what}. {driver_facts(ev, img, m)}",
-                         snippet=affinity_snippet(ev, lbls, img), severity=severity, extra=driver_label_line(ev, lbls))
+                         snippet=affinity_snippet(ev, lbls, img), severity=severity, extra=extra)
     return Unknown.from_gap(ev.gap("pods/log")) if ev.gap("pods/log") else None
 
 
