@@ -17,6 +17,11 @@ SOURCES = (
     ("kai", ("label", "runai/queue"), "Queue", "scheduling.run.ai"),
 )
 PODGROUP_ANNOTATION = "scheduling.k8s.io/group-name"
+# A queue matters only to the scheduler that reads it: Volcano and KAI schedule pods whose schedulerName names them
+# (KAI's quick start: `schedulerName: kai-scheduler`; Run:ai's `runai-scheduler`); Kueue holds a pod with its
+# admission gate or a Job with spec.suspend. A queue label that no running queueing system reads decides nothing.
+SCHEDULER_NAMES = {"volcano": ("volcano",), "kai": ("kai-scheduler", "runai-scheduler")}
+KUEUE_GATE = "kueue.x-k8s.io/"
 VOLCANO_GROUP = "scheduling.volcano.sh"
 KUEUE_GROUP = "kueue.x-k8s.io"
 

@@ -19,8 +19,23 @@ def _applies(ev):
     return wl is not None and ev.target.kind != "Node" and not workloads.settled(wl) and bool(_refs(ev, wl))
 
 
+def _held_by(obj, system):
+    """The queueing system actually holds this pod (or workload): its scheduler is named, or Kueue's gate/suspend."""
+    pod_spec = (spec(obj).get("template") or {}).get("spec") or spec(obj)
+    if system == "kueue":
+        gates = [g.get("name") or "" for g in pod_spec.get("schedulingGates") or []]
+        return any(g.startswith(sq.KUEUE_GATE) for g in gates) or bool(spec(obj).get("suspend"))
+    return pod_spec.get("schedulerName") in sq.SCHEDULER_NAMES[system] or \
+        str(obj.get("apiVersion", "")).startswith("batch.volcano.sh")
+
+
 def _refs(ev, obj):
-    """(system, queue kind, queue name, where it is named) for each queue the object (or its pod template) names."""
+    """(system, queue kind, queue name, where it is named) for each queue the object (or its pod template) names
+    and whose queueing system holds it."""
+    return [r for r in _named(ev, obj) if _held_by(obj, r[0])]
+
+
+def _named(ev, obj):
     tmpl = ((spec(obj).get("template") or {}).get("metadata")) or {}
     found = []
     for system, (where, key), kind, _group in sq.SOURCES:
