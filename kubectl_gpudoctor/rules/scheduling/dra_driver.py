@@ -79,12 +79,15 @@ def _on_node(ev, node):
         if driver and not mine and not gpustack.is_ready(p):
             others = sorted({spec(s).get("nodeName") for s in storage.slices_of(ev, driver) if spec(s).get("nodeName")})
             elsewhere = f" (it does for {', '.join(others[:3])})" if others else ""
+            err = gpustack.last_error(ev, p)
+            said = f" Its log says: {gpustack.quoted(err[2])}." if err else ""
+            lines = [Line("object", f"pods/{name(p)}", podstate.display_status(p)),
+                     Line("object", "resourceslices", f"none with spec.driver={driver} for node {name(node)}")]
+            lines += [Line("log", f"{namespace(p)}/{name(p)}/{err[0]} {'previous log' if err[1] else 'log'}", err[2])] if err else []
             return _hit(f"DRA driver {driver}'s kubelet plugin pod {namespace(p)}/{name(p)} on node {name(node)} is "
                         f"{podstate.display_status(p)}, {gpustack.ready_count(p)} ready, and no ResourceSlice of "
                         f"{driver} lists the node{elsewhere}: the plugin never registered, so claims cannot use the "
-                        f"node's GPUs.", [Line("object", f"pods/{name(p)}", podstate.display_status(p)),
-                                          Line("object", "resourceslices", f"none with spec.driver={driver} for node "
-                                                                           f"{name(node)}")], driver, f"node {name(node)}")
+                        f"node's GPUs.{said}", lines, driver, f"node {name(node)}")
     return None
 
 
