@@ -11,7 +11,7 @@ from ...kube import podstate
 from ...data import cuda_driver as cd
 from ...data.signatures_distributed import MEMLOCK_SNIPPET
 from ...data.signatures_gpu import CUDA_INITIALISED
-from ...kube.objects import condition, labels, name, spec
+from ...kube.objects import condition, container_gpus, labels, name, spec
 from ...kube.quantity import parse_quantity
 from ._gpu_visibility import ipc_lock
 from ..registry import Line
@@ -111,7 +111,24 @@ def driver_ok(ev, c) -> bool:
     driver = cd.node_driver(lbls)
     if img and driver:
         return cd.compare(img[0], driver) != "too-old"
+    if img and not driver and sibling_runs_cuda(ev, img[0]):
+        return True
     return cd.runs_on(c.get("image", ""), lbls)
+
+
+def sibling_runs_cuda(ev, cuda) -> Optional[str]:
+    """A Ready GPU pod on the same node whose container is built for this CUDA or newer: the node's driver runs it, so
+    its version is new enough even when no label or driver pod says which it is. The sibling's name, or None."""
+    node = spec(ev.pod).get("nodeName") if ev.pod else None
+    for p in ev.pods_on(node) if node else []:
+        if name(p) == name(ev.pod) or not gpustack.is_ready(p):
+            continue
+        for c in spec(p).get("containers") or []:
+            theirs = image_cuda(c)
+            if theirs and container_gpus(c) and theirs[0][0] == cuda[0] and (theirs[0][1] or 0) >= (cuda[1] or 0) \
+                    or theirs and container_gpus(c) and theirs[0][0] > cuda[0]:
+                return name(p)
+    return None
 
 
 def cuda_initialised(ev, c, prev) -> bool:
