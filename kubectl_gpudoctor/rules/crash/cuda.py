@@ -6,6 +6,7 @@ import re
 
 from ...data import cuda_driver as cd
 from ...kube import podstate
+from ...kube.timeutil import seconds_between
 from ...data.signatures_distributed import NCCL_HINTS
 from ...kube.objects import container_gpus, name, namespace, spec
 from .._common import has_terminations
@@ -81,12 +82,21 @@ def no_kernel_image_for_gpu(ev):
 
 
 def _hung(ev):
-    """Running containers that are not Ready: a distributed job that hangs in a failed collective never exits."""
-    return [(c, cs) for c, cs, _ in podstate.all_container_states(ev.pod or {})
-            if (cs.get("state") or {}).get("running") is not None and not cs.get("ready")]
+    """Containers Running but not Ready for HUNG_AFTER_S: a distributed job that hangs in a failed collective never
+    exits (a rank that is still starting is not hung)."""
+    out = []
+    for c, cs, _ in podstate.all_container_states(ev.pod or {}):
+        running = (cs.get("state") or {}).get("running")
+        up = seconds_between((running or {}).get("startedAt"), ev.now())
+        if running is not None and not cs.get("ready") and up is not None and up >= HUNG_AFTER_S:
+            out.append((c, cs))
+    return out
 
 
-_HANG_LINE = r"(?i)fail|error|timed out|refused|abort"
+HUNG_AFTER_S = 10 * 60
+# A failed collective or connection, not NCCL's benign start-up fallbacks ("NCCL WARN Failed to open libibverbs.so",
+# "Could not find real path", "Ignoring ..."): those print on every healthy socket-only run.
+_HANG_LINE = r"(?i)^(?!.*(?:libibverbs|Could not find|Ignoring|NET/Plugin|nccl-net|plugin)).*(?:fail|error|timed out|refused|abort)"
 
 
 @rule("nccl-failure", phase="crash", severity="critical", rank=SPECIFIC, needs=("pods/log",),
