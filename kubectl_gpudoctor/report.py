@@ -28,6 +28,7 @@ class Finding:
     order: int = 0
     next: List[str] = field(default_factory=list)
     table: List[dict] = field(default_factory=list)
+    cause: str = ""    # a more specific catalogue id the finding's own evidence names (the root cause then)
 
     def to_dict(self) -> dict:
         return {"id": self.id, "phase": self.phase, "severity": self.severity, "title": self.title,

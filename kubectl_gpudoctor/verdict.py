@@ -95,8 +95,14 @@ def _finding(r: Rule, hit: Hit, ev: Evidence, owner=None) -> Finding:
                       message=hit.message, evidence=list(hit.evidence), remediation=fix,
                       snippet=snippet,
                       docs=r.docs, summary=summary, rank=hit.rank if hit.rank is not None else r.rank,
-                      order=r.order, next=[fill(c) for c in hit.next], table=list(hit.table))
+                      order=r.order, next=[fill(c) for c in hit.next], table=list(hit.table),
+                      cause=hit.cause if hit.cause in RULES else "")
     return finding
+
+
+def cause_id(f: Optional[Finding]) -> Optional[str]:
+    """The root-cause id of a finding: the specific catalogue cause its evidence names, else its own id."""
+    return (f.cause or f.id) if f else None
 
 
 def _default_values(ev: Evidence) -> Dict[str, str]:
@@ -153,7 +159,7 @@ def diagnose_pod(ev: Evidence, ignore: Iterable[str] = ()) -> Diagnosis:
         kind="PodDiagnosis",
         target={"kind": "Pod", "namespace": ev.target.namespace, "name": ev.target.name,
                 "node": spec(pod).get("nodeName")},
-        status=status, phase=podstate.display_status(pod), root_cause=cause.id if cause else None,
+        status=status, phase=podstate.display_status(pod), root_cause=cause_id(cause),
         summary=summary, findings=order_findings(findings, cause), checks=checks,
         gaps=[g.to_dict() for g in ev.gaps.values()], next_commands=nexts,
         collected_at=format_time(ev.now()), health=health)
@@ -175,7 +181,7 @@ def diagnose_node(ev: Evidence, ignore: Iterable[str] = ()) -> Diagnosis:
                     + node_next_commands(ev))
     return Diagnosis(
         kind="NodeDiagnosis", target={"kind": "Node", "namespace": None, "name": ev.target.name, "node": ev.target.name},
-        status=status, phase=shown, root_cause=cause.id if cause else None, summary=summary,
+        status=status, phase=shown, root_cause=cause_id(cause), summary=summary,
         findings=order_findings(findings, cause), checks=checks,
         gaps=[g.to_dict() for g in ev.gaps.values()], next_commands=nexts, collected_at=format_time(ev.now()),
         extra=tables(ev), health=health)
@@ -243,7 +249,7 @@ def diagnose_workload(wev: Evidence, pods: List[Diagnosis], ignore: Iterable[str
     if cause and RULES[cause.id].fallback and causes:
         cause = None   # a failed Job whose failed pods are still there: their own root cause says more
     if cause:
-        status, rc, summary = "failing", cause.id, cause.summary
+        status, rc, summary = "failing", cause_id(cause), cause.summary
     elif failing:
         rc = causes.most_common(1)[0][0] if causes else None
         lead = next((d for d in failing if d.root_cause == rc), failing[0])
@@ -269,5 +275,5 @@ def scan_items(pods: List[Diagnosis], wls: List[Diagnosis]) -> List[Diagnosis]:
     """A scan's items: the pods, then the workloads whose trouble their pods do not already show (pods refused
     at creation or missing, a failed Job with no pod left)."""
     own = [d for d in wls if d.status in ("failing", "unknown")
-           and (any(f.id == d.root_cause for f in d.findings) or not d.members)]
+           and (any(cause_id(f) == d.root_cause for f in d.findings) or not d.members)]
     return pods + own

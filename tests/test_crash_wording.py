@@ -101,6 +101,28 @@ WORDING = [
 ]
 
 
+# Issue 21: wording families. Exceptions whose class does not end in Error/Exception (torch.compile, Triton, Ray);
+# NCCL failures in each wrapper's words; library architecture errors; the NVSwitch fabric's error 802.
+WORDING += [
+    ("torch._dynamo.exc.BackendCompilerFailed: backend='inductor' raised:", "app-error"),
+    ("triton.runtime.errors.OutOfResources: out of resource: shared memory, Required: 114688, Hardware limit: 101376. "
+     "Reducing block sizes or `num_stages` may help.", "app-error"),
+    ("ray.exceptions.RayTaskError(RuntimeError): ray::RayWorkerWrapper.execute_method() (pid=854, ip=10.0.0.4)", "app-error"),
+    ("RuntimeError: NCCL error: unhandled system error (run with NCCL_DEBUG=INFO for details)", "nccl-failure"),
+    ("tensorflow.python.framework.errors_impl.UnknownError: ncclCommInitRank failed: unhandled system error", "nccl-failure"),
+    ("cupy_backends.cuda.libs.nccl.NcclError: NCCL_ERROR_SYSTEM_ERROR: unhandled system error", "nccl-failure"),
+    ("[15]worker-23:83:2526 [0] misc/socket.cc:503 NCCL WARN Net : Call to recv from 100.96.188.199<41468> failed : "
+     "Connection timed out", "nccl-failure"),
+    ("RuntimeError: FlashAttention only supports Ampere GPUs or newer.", "no-kernel-image-for-gpu"),
+    ("    requires device with capability > (8, 0) but your GPU has capability (7, 5) (too old)", "no-kernel-image-for-gpu"),
+    ("AssertionError: fp8e4nv data type is not supported on CUDA arch < 89", "no-kernel-image-for-gpu"),
+    ("RuntimeError: GPUs with compute capability below 7.0 are not supported.", "no-kernel-image-for-gpu"),
+    ("RuntimeError: Unexpected error from cudaGetDeviceCount(). Did you run some cuda functions before calling "
+     "NumCudaDevices() that might have already set an error? Error 802: system not yet initialized", "fabric-manager-not-running"),
+    ("Failed to allocate device vector A (error code system not yet initialized)!", "fabric-manager-not-running"),
+]
+
+
 @pytest.mark.parametrize("line,rule_id", WORDING)
 def test_real_wording_supports_its_rule(line, rule_id):
     assert any(True for _ in block_matches([(1, line)], rule_id)), (rule_id, line)
@@ -112,6 +134,11 @@ NOT_THESE = [
     ("PermissionError: [Errno 13] Permission denied: '/results/run-1130'", "not-executable"),
     ("Could not cache non-existence of file. Will ignore error and continue. Error: [Errno 13] Permission denied: "
      "'/.cache/huggingface/hub/x'", None),
+    # a dtype setting (--dtype=half), not missing kernels (vllm-project/vllm#1157)
+    ("ValueError: Bfloat16 is only supported on GPUs with compute capability of at least 8.0. Your Tesla T4 GPU has "
+     "compute capability 7.5.", "no-kernel-image-for-gpu"),
+    # NCCL's wording of a network failure is not a shared-memory one
+    ("ncclCommInitRank failed: unhandled system error", "shm-too-small"),
 ]
 
 

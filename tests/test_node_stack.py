@@ -42,7 +42,10 @@ def test_health_of_an_unscheduled_pod_waits_for_the_scheduler(pod, want):
     (["kube-sriov-device-plugin-amd64", "ghcr.io/k8snetworkplumbingwg/sriov-network-device-plugin:v3.7.0"], False),
     (["rdma-shared-dp-ds", "nvcr.io/nvidia/cloud-native/k8s-rdma-shared-dev-plugin:v1.5.2"], False),
     (["aws-efa-k8s-device-plugin-daemonset", "602401143452.dkr.ecr.us-west-2.amazonaws.com/eks/aws-efa-k8s-device-plugin:v0.5.6"], False),
-    (["habanalabs-device-plugin-daemonset"], False),
+    # Gaudi and Neuron plugins serve accelerators of the GPU vocabulary, judged by the node-stack rules (issue 21)
+    (["habanalabs-device-plugin-daemonset"], True),
+    (["neuron-device-plugin-daemonset", "790709498068.dkr.ecr.us-west-2.amazonaws.com/neuron-device-plugin:1.9.0.0"], True),
+    (["tpu-device-plugin", "gke.gcr.io/tpu-device-plugin:v0.1"], False),
     (["nvidia-device-plugin-daemonset", "nvcr.io/nvidia/k8s-device-plugin:v0.17.0"], True),
     (["nvdp-nvidia-device-plugin", "default"], True),         # `default` holds `efa` but not as a token
     (["amdgpu-device-plugin-daemonset", "rocm/k8s-device-plugin:1.25.2.8"], True),

@@ -31,7 +31,9 @@ def test_scan_live_reports_workloads_whose_pods_cannot_be_created(tmp_path):
     assert _targets(doc) >= {("WorkloadDiagnosis", "StatefulSet", "research", "train"),
                              ("WorkloadDiagnosis", "Deployment", "serving", "chat"),
                              ("WorkloadDiagnosis", "Job", "research", "finetune-llama")}
-    assert doc["byRootCause"]["pod-creation-rejected"] == 2 and doc["byRootCause"]["job-failed"] == 1
+    # the quota refusal stays pod-creation-rejected; the StatefulSet's names a missing RuntimeClass (issue 21)
+    assert doc["byRootCause"]["pod-creation-rejected"] == 1 and doc["byRootCause"]["runtimeclass-not-found"] == 1
+    assert doc["byRootCause"]["job-failed"] == 1
     assert doc["status"] == "failing"
     assert "FAILING" in text.stdout and "statefulset/train" in text.stdout
     assert "kubectl gpudoctor statefulset/train -n research" in text.stdout

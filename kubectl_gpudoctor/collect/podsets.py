@@ -13,6 +13,7 @@ from .api import Api, ClusterError, Request, quote
 from .kubeconfig import ConnOptions, connect
 from .parallel import run_all
 from .pod import evidence_for, read_target
+from .scheduling import queue_requests
 
 POD_WORKERS = 4             # pods collected at once (each runs its own bounded pool of GETs)
 PAGE = 500
@@ -43,6 +44,7 @@ def _workload(api: Api, obj: dict, tail: int) -> Tuple[Evidence, List[Evidence]]
                             {"labelSelector": selector}, "ReplicaSet"))
     if spec_.kind == "CronJob":   # its Jobs carry no label of the CronJob: list the namespace's (few) Jobs
         reqs.append(Request("jobs", "list", f"/apis/batch/v1/namespaces/{quote(ns)}/jobs", kind="Job"))
+    reqs += queue_requests(obj)   # the batch-scheduler queue its pod template names (scheduler-queue-invalid)
     api.run(reqs, wev)
     owners = [obj] + workloads.current_replicasets(wev, obj) + workloads.owned_jobs(wev, obj)
     extra = [Request("pods", "list", pods, {"labelSelector": workloads.label_selector(j)}, "Pod")

@@ -6,7 +6,8 @@ from typing import List
 
 from ..kube import affinity, podstate, storage
 from ..gpu import stack as gpustack, nodeview
-from ..evidence import Evidence
+from ..data import scheduler_queues as sq
+from ..evidence import Evidence, source_of
 from ..kube.objects import allocatable, gpu_request, name, namespace, spec
 from . import node
 from .api import Request, quote
@@ -45,7 +46,22 @@ def first_round(pod: dict) -> List[Request]:
         reqs.append(Request("discovery", "get", f"/apis/{DRA_GROUP}", kind="APIGroup"))
     if gpu_request(pod):
         reqs.append(Request("reservations", "list", RESERVATIONS, kind="Reservation", optional_api=True))
-    return reqs + _peer_requests(pod)
+    return reqs + _peer_requests(pod) + queue_requests(pod)
+
+
+def queue_requests(obj: dict) -> List[Request]:
+    """The batch-scheduler queues (and Kueue Workloads / Volcano PodGroups) the pod or workload names: LISTs of
+    optional APIs (a 404 means the scheduler is not installed, a 403 is a gap)."""
+    ns = namespace(obj)
+    tmpl = ((spec(obj).get("template") or {}).get("metadata")) or {}
+    marks = {**(obj.get("metadata") or {}).get("labels", {}), **(obj.get("metadata") or {}).get("annotations", {}),
+             **(tmpl.get("labels") or {}), **(tmpl.get("annotations") or {})}
+    systems = {system for system, (_, key), _, _ in sq.SOURCES if marks.get(key)}
+    if marks.get(sq.PODGROUP_ANNOTATION) or str(obj.get("apiVersion", "")).startswith("batch.volcano.sh"):
+        systems.add("volcano")
+    wanted = {"kueue": ("LocalQueue", "ClusterQueue", "Workload"), "volcano": ("Queue", "PodGroup"), "kai": ("Queue",)}
+    return [Request(source_of(kind), "list", sq.PATHS[(system, kind)].format(ns=quote(ns or "default")), kind=kind,
+                    optional_api=True) for system in sorted(systems) for kind in wanted[system]]
 
 
 def _peer_requests(pod: dict) -> List[Request]:

@@ -28,6 +28,14 @@ CAUSES = (
      "the namespace's Pod Security level $level forbids the pod ($detail)",
      "Change the pod template to meet Pod Security \"$level\" (or, if the pod truly needs it, label the namespace "
      "pod-security.kubernetes.io/enforce with a less strict level)."),
+    # Volcano's admission webhook refuses jobs/podgroups of a missing or non-open queue: `admission webhook
+    # "validatejob.volcano.sh" denied the request: can only submit job to queue with state 'Open'`
+    # (volcano-sh/volcano#5960), `unable to find job queue: queues.scheduling.volcano.sh "q1" not found`.
+    ("scheduler-queue-invalid",
+     r"(?P<detail>can only submit (?:job|PodGroup) to (?:leaf )?queues?(?: with state '?Open'?)?[^,;]*"
+     r"|unable to find job queue[^,;]*|queues?\.scheduling\.volcano\.sh \"(?P<queue>[^\"]+)\" not found)",
+     "the batch-scheduler queue refuses it ($detail)",
+     "Submit to a queue that exists, is a leaf and is open (`kubectl get queues`), or open/create it."),
     ("webhook-denied",
      r'admission webhook "(?P<webhook>[^"]+)" denied the request: (?P<detail>.+)',
      "admission webhook $webhook denied the pod: $detail",

@@ -27,6 +27,12 @@ from .events_admission import ADMISSION_REASONS, NOT_ADMISSION, REJECTED_MESSAGE
 SANDBOX_REASONS = ("FailedCreatePodSandBox",)
 CONTAINER_REASONS = ("Failed", "FailedCreatePodContainer", "FailedStartContainer")
 MOUNT_REASONS = ("FailedMount", "FailedAttachVolume", "FailedMapVolume")
+# DRA: the kubelet prepares a pod's claimed devices before its sandbox (kubernetes/kubernetes#114364, #118578).
+PREPARE_REASONS = ("FailedPrepareDynamicResources",)
+# Everything the kubelet and runtime report while they build a pod (sandbox, DRA prepare, containers): a runtime
+# raises device-injection, hook and OOM errors inside any of them (Kata and confidential runtimes build the
+# devices into the sandbox VM), so every creation rule reads all of them.
+CREATION_REASONS = SANDBOX_REASONS + PREPARE_REASONS + CONTAINER_REASONS
 
 SIGNATURES: Tuple[EventSignature, ...] = RUNTIME + DEVICES + VOLUMES + START
 

@@ -113,6 +113,19 @@ DEVICES: Tuple[EventSignature, ...] = (
     EventSignature("alloc-rpc", "device-allocation-failed",
                    r"Allocate failed due to (?P<detail>(?:device plugin \w+ )?rpc (?:error|failed)[^\n]*?)(?:, which is unexpected|$)",
                    "the device plugin did not answer the kubelet's Allocate call (crashed, restarting or hung)"),
+    # DRA: the kubelet's NodePrepareResources call to the driver's kubelet plugin failed (Warning
+    # FailedPrepareDynamicResources, kubernetes/kubernetes#118578): `Failed to prepare dynamic resources: prepare
+    # dynamic resources: DRA driver compute-domain.nvidia.com is not registered` (kubernetes-sigs/dra-driver-nvidia-gpu
+    # #814), or older kubelets `failed to get gRPC client for driver gpu.nvidia.com: plugin name gpu.nvidia.com not
+    # found in the list of registered DRA plugins`. An unregistered driver is dra-driver-not-registered.
+    EventSignature("dra-not-registered", "dra-driver-not-registered",
+                   r"DRA driver (?P<driver>[\w.-]+) is not registered|plugin name (?P<driver2>[\w.-]+) not found in the "
+                   r"list of registered DRA plugins|failed to get (?:gRPC client|DRA plugin) for driver (?P<driver3>[\w.-]+)",
+                   "the node's kubelet has no registered plugin of that DRA driver (its kubelet plugin pod is not "
+                   "running there, or never registered its socket)"),
+    EventSignature("dra-prepare-failed", "device-allocation-failed",
+                   r"(?:prepare dynamic resources|NodePrepareResources)(?: failed)?:? (?P<detail>[^\n]+)",
+                   "the DRA driver's kubelet plugin failed to prepare the claimed devices (NodePrepareResources)"),
     EventSignature("alloc-other", "device-allocation-failed",
                    r"Allocate failed due to (?P<detail>[^\n]+?)(?:, which is unexpected|$)",
                    "the device manager could not allocate the requested devices"),

@@ -57,20 +57,25 @@ IDENTITY_LABELS = ("app", "name", "k8s-app", "app.kubernetes.io/name", "app.kube
 
 # Images that are device plugins whatever the DaemonSet is called (GFD and the MPS daemon share the NVIDIA
 # image since k8s-device-plugin v0.15, so the name patterns above are tried first).
-DEVICE_PLUGIN_IMAGES = r"k8s-device-plugin|nvidia-gpu-device-plugin|rocm/k8s-device-plugin|intel-gpu-plugin"
+DEVICE_PLUGIN_IMAGES = (r"k8s-device-plugin|nvidia-gpu-device-plugin|rocm/k8s-device-plugin|intel-gpu-plugin"
+                        r"|neuron-device-plugin|habana\.ai/docker-k8s-device-plugin")
 
 # Device plugins for other hardware share the `device-plugin` naming and run on GPU nodes: network devices
 # (k8snetworkplumbingwg/sriov-network-device-plugin `kube-sriov-device-plugin-amd64`, app sriovdp; Mellanox
 # k8s-rdma-shared-dev-plugin `rdma-shared-dp-ds`; aws-efa-k8s-device-plugin; InfiniBand), other accelerators
-# (habanalabs-device-plugin, AWS neuron-device-plugin, GKE tpu-device-plugin, FPGA/QAT/DLB/DSA/IAA/SGX plugins
+# (GKE tpu-device-plugin, FPGA/QAT/DLB/DSA/IAA/SGX plugins
 # of intel-device-plugins-for-kubernetes) and generic ones (smarter-device-manager, squat generic-device-plugin,
 # KubeVirt). Tokens are matched between separators so that e.g. `default` is not `efa`.
-NOT_GPU_PLUGINS = (r"(?i)(^|[-_./:])(sriov|sriovdp|sriov-network|rdma|efa|infiniband|ib|habana|habanalabs|gaudi|neuron|"
+NOT_GPU_PLUGINS = (r"(?i)(^|[-_./:])(sriov|sriovdp|sriov-network|rdma|efa|infiniband|ib|"
                    r"tpu|fpga|xilinx|qat|dlb|dsa|iaa|sgx|vfio|kubevirt|hostdev|smarter|generic)(?=[-_./:]|$)")
 
 # Which vendor a device plugin serves (from its names and image) and the resources it advertises.
-VENDOR_HINTS = (("amd", r"amdgpu|amd-gpu|amd-device|rocm"), ("intel", r"intel"), ("nvidia", r"."))
-VENDOR_NAMES = {"nvidia": "NVIDIA", "amd": "AMD", "intel": "Intel"}
+# Intel Gaudi's habanalabs-device-plugin and AWS's neuron-device-plugin are accelerators of the GPU vocabulary
+# (HabanaAI/habanalabs-k8s-device-plugin, aws-neuron/aws-neuron-sdk k8s neuron-device-plugin.yml).
+VENDOR_HINTS = (("amd", r"amdgpu|amd-gpu|amd-device|rocm"), ("habana", r"habana|gaudi"), ("aws-neuron", r"neuron"),
+                ("intel", r"intel"), ("nvidia", r"."))
+VENDOR_NAMES = {"nvidia": "NVIDIA", "amd": "AMD", "intel": "Intel", "habana": "Intel Gaudi",
+                "aws-neuron": "AWS Neuron"}
 # The GPU resource names themselves (which vendor, which count) live in data/gpu_resources.py.
 
 # DRA drivers that publish a vendor's GPUs as ResourceSlice devices instead of an extended resource: NVIDIA's
@@ -107,8 +112,16 @@ GPU_NODE_LABELS = {
     "amd": ("feature.node.kubernetes.io/amd-gpu", "feature.node.kubernetes.io/pci-1002.present",
             "feature.node.kubernetes.io/pci-0380_1002.present", "amd.com/gpu.product-name"),
     "intel": ("intel.feature.node.kubernetes.io/gpu", "gpu.intel.com/device-id.0300-56a0.present"),
+    # Gaudi nodes: the habana.ai/gaudi label the HabanaAI device plugin DaemonSet selects; NFD PCI vendor 1da3
+    # (Habana Labs). Neuron: NFD PCI vendor 1d0f (Amazon) is every Nitro device, so no label says Neuron alone.
+    "habana": ("habana.ai/gaudi", "feature.node.kubernetes.io/pci-1da3.present"),
 }
 FALSE_VALUES = ("false", "0", "")
+# Accelerator nodes that no vendor label marks, known by their cloud instance type: AWS Inferentia/Trainium
+# (inf1, inf2, trn1, trn1n, trn2; aws-neuron-sdk's neuron-device-plugin selects them by instance type) and Gaudi
+# (dl1, dl2q).
+INSTANCE_TYPE_LABELS = ("node.kubernetes.io/instance-type", "beta.kubernetes.io/instance-type")
+INSTANCE_TYPE_VENDORS = ((r"^(?:inf[12]|trn1n?|trn2)\.", "aws-neuron"), (r"^dl(?:1|2q)\.", "habana"))
 
 # GPU feature discovery labels (k8s-device-plugin docs/gpu-feature-discovery): product, count, memory (MiB),
 # driver and CUDA versions (older GFD: cuda.driver.major/minor/rev; newer adds cuda.driver-version.*).

@@ -41,12 +41,15 @@ RESOURCES = (
     # are GPU Aware Scheduling's shares and monitoring access (intel-device-plugins-for-kubernetes gpu_plugin README)
     GpuResource(r"gpu\.intel\.com/(i915|xe)", "intel"),
     GpuResource(r"gpu\.intel\.com/.+", "intel", counts=False, scheme="Intel GPU Aware Scheduling"),
-    GpuResource(r"habana\.ai/gaudi\w*", "habana", native=False),
-    GpuResource(r"aws\.amazon\.com/neuron(core|device)?", "aws-neuron", native=False),
+    # Intel Gaudi (HabanaAI habanalabs device plugin: habana.ai/gaudi) and AWS Inferentia/Trainium
+    # (aws-neuron-sdk neuron-device-plugin: aws.amazon.com/neuron, neurondevice, neuroncore).
+    GpuResource(r"habana\.ai/gaudi\w*", "habana"),
+    GpuResource(r"aws\.amazon\.com/neuron(core|device)?", "aws-neuron"),
 )
 
 # The default resource name of each vendor whose node stack the node rules know.
-VENDOR_DEFAULT_RESOURCE = {"nvidia": "nvidia.com/gpu", "amd": "amd.com/gpu", "intel": "gpu.intel.com/i915"}
+VENDOR_DEFAULT_RESOURCE = {"nvidia": "nvidia.com/gpu", "amd": "amd.com/gpu", "intel": "gpu.intel.com/i915",
+                           "habana": "habana.ai/gaudi", "aws-neuron": "aws.amazon.com/neuron"}
 # Vendors of the node rules (device plugin, GPU operator): the native resources of these count their GPUs.
 VENDOR_RESOURCES = {v: "^(?:" + "|".join(r.pattern for r in RESOURCES if r.vendor == v and r.counts and r.native) + ")$"
                     for v in VENDOR_DEFAULT_RESOURCE}

@@ -14,8 +14,12 @@ from .signatures_init import INIT
 
 GENERIC = (
     # --- generic application errors (app-error quotes them when nothing specific explains the crash)
+    # Not every exception class ends in Error/Exception: torch._dynamo.exc.BackendCompilerFailed, Triton's
+    # triton.runtime.errors.OutOfResources, StopIteration, ExceptionGroup, ray.exceptions.RayTaskError(RuntimeError);
+    # a dotted module path before a CamelCase class and ": message" is a traceback's last line whatever the suffix.
     Signature("python-exception", "app-error",
-              r"^(?:[A-Za-z_][\w.]*\.)?(?:[A-Z]\w*(?:Error|Exception|Exit|Interrupt)|Exception)(?::\s.*)?$",
+              r"^(?:[A-Za-z_][\w.]*\.)?(?:[A-Z]\w*(?:Error|Exception|Exit|Interrupt|Iteration|Group)|Exception)"
+              r"(?:\(\w+\))?(?::\s.*)?$|^(?:[a-z_]\w*\.)+[A-Z]\w+(?:\(\w+\))?: \S.*$",
               "an uncaught Python exception (the last line of a traceback)", exact_case=True),
     Signature("go-panic", "app-error", r"^panic: .+", "a Go panic", exact_case=True),
     Signature("java-exception", "app-error", r"^Exception in thread \".+\" .+", "an uncaught Java exception", exact_case=True),
@@ -38,7 +42,8 @@ PREFIXED = (
     # "(VllmWorker rank=1 pid=12231) ERROR 03-25 21:13:53 multiproc_executor.py:374] ..." (vllm-project/vllm#15469).
     Signature("python-exception-prefixed", "app-error",
               r"^(?:\([^)]*pid=\d+[^)]*\) ?|\[rank\d+\]: ?|(?:ERROR|CRITICAL) [\d-]+ [\d:.]+ (?:\[)?[\w.]+:\d+\]? )+"
-              r"(?:[A-Za-z_][\w.]*\.)?(?:[A-Z]\w*(?:Error|Exception)|Exception)(?::\s.*)?$",
+              r"(?:(?:[A-Za-z_][\w.]*\.)?(?:[A-Z]\w*(?:Error|Exception|Iteration|Group)|Exception)(?:\(\w+\))?"
+              r"|(?:[a-z_]\w*\.)+[A-Z]\w+(?:\(\w+\))?)(?::\s.*)?$",
               "an uncaught Python exception behind a logger/process prefix", exact_case=True),
 )
 

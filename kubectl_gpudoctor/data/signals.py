@@ -60,3 +60,15 @@ NATIVE_CRASH = ("SIGSEGV", "SIGABRT", "SIGBUS", "SIGILL", "SIGFPE")
 NATIVE_CRASH_LINE = (r"Fatal Python error|Segmentation fault|terminate called|what\(\):|Aborted|core dumped|Bus error"
                      r"|Illegal instruction|\*\*\* (?:Error in|stack smashing)|free\(\): invalid|double free|corrupted (?:size|double)"
                      r"|^SIG(?:SEGV|ABRT|BUS|ILL)\b|Caught signal \d+|received signal SIG")
+
+# What a process prints because it was told to stop (the kubelet's SIGTERM before a probe kill, an eviction or a
+# deletion; SIGKILL after the grace period): the kill's own noise, never the application's error. vLLM "Received
+# SIGTERM, shutting down." / "KeyboardInterrupt: MQLLMEngine terminated" / "Worker ... died, exit code: -15"
+# (kserve/kserve#5063 thread), uvicorn "Shutting down" / "Waiting for application shutdown." / "Finished server
+# process", torchrun "Received 15 death signal, shutting down workers" / "SignalException: Process 1 got signal: 15",
+# Ray "received SIGTERM", Triton "Signal (15) received.", Go/Java "signal: terminated", "got signal terminated".
+SHUTDOWN_NOISE = (r"(?i)received (?:signal )?SIGTERM|SIGTERM received|Received \d+ death signal|got signal:? (?:15|9|"
+                  r"terminated)|Signal \((?:15|2)\) received|KeyboardInterrupt|terminated by signal|"
+                  r"(?:^|\] )Shutting down(?:\.|$| gracefully| server)|Waiting for application shutdown|"
+                  r"Finished server process|graceful(?:ly)? shut ?down|died, exit code: -(?:15|9)\b|"
+                  r"SignalException: Process \d+ got signal|signal: terminated")

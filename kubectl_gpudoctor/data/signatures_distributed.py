@@ -22,11 +22,28 @@ DISTRIBUTED = (
               "/dev/shm (shared memory) is full"),
     Signature("bus-error", "shm-too-small", r"\bBus error\b", "a process died of SIGBUS (typically /dev/shm exhausted)"),
 
+    # Context, not a finding on its own (healthy runs print it): an explicit warning that /dev/shm is the runtime's
+    # 64 MB default, which makes a generic NCCL system error a shared-memory one. NGC entrypoint: "The SHMEM allocation
+    # limit is set to the default of 64MB. This may be insufficient for PyTorch." (docker --shm-size advice).
+    Signature("shm-default-warning", "shm-context",
+              r"SHMEM allocation limit is set to the default of 64MB|shared memory \(/dev/shm\) (?:size )?is (?:too small|"
+              r"only \d+)",
+              "the container's /dev/shm is the 64 MB default"),
+
     # --- NCCL / torch.distributed ------------------------------------------------------------------
     Signature("nccl-error", "nccl-failure",
               r"NCCL error in: |\bncclSystemError\b|\bncclInternalError\b|\bncclRemoteError\b|\bncclUnhandledCudaError\b"
               r"|\bncclInvalidUsage\b|NCCL communicator was aborted|DistBackendError:",
               "an NCCL collective failed"),
+    # The wrappers' wording of an NCCL return code: vLLM pynccl `RuntimeError: NCCL error: unhandled system error (run
+    # with NCCL_DEBUG=INFO for details)` (akash-network/awesome-akash#543, xorbitsai/inference#1622), Horovod
+    # `HorovodInternalError: ncclCommInitRank failed: unhandled system error` (horovod/horovod#3611-style), cupy/Ray
+    # `NcclError: NCCL_ERROR_SYSTEM_ERROR: unhandled system error`, DeepSpeed/torch `ProcessGroupNCCL ... ncclSystemError`.
+    Signature("nccl-wrapped", "nccl-failure",
+              r"NCCL error:? (?:unhandled (?:system|cuda) error|internal error|remote process exited|invalid usage)"
+              r"|\bnccl\w+ failed: (?:unhandled (?:system|cuda) error|internal error|remote process|invalid)"
+              r"|NCCL_ERROR_(?:SYSTEM|INTERNAL|UNHANDLED_CUDA|REMOTE)_ERROR|NcclError:",
+              "an NCCL call failed (the wrapper's wording of an NCCL return code)"),
     Signature("nccl-watchdog", "nccl-failure", r"Watchdog caught collective operation timeout",
               "a collective did not complete before the process-group timeout (a peer is stuck, dead or unreachable)"),
     # Older torch wording from the TCPStore constructor: "ValueError: host not found: Name or service not known"

@@ -73,6 +73,15 @@ GPU = (
               r"device_count\(\)\s*(?:==|=|:|->|returned|is)\s*0\b|cuda\.is_available\(\)\s*(?:==|=|:|->|returned|is)\s*False\b",
               "the application saw zero CUDA devices"),
 
+    # --- NVSwitch fabric not initialised ---------------------------------------------------------------
+    # CUDA error 802 (cudaErrorSystemNotReady / CUDA_ERROR_SYSTEM_NOT_READY) on NVSwitch systems (HGX/DGX A100-SXM,
+    # H100/H200, B200) whose fabric manager is not running: pytorch/pytorch#35710 ("cuda runtime error (802) :
+    # system not yet initialized"), huggingface/huggingface_hub#4134 ("Unexpected error from cudaGetDeviceCount()
+    # ... Error 802: system not yet initialized"), kata-containers/kata-containers#11730 (DGX H100),
+    # ollama/ollama#12136 ("ggml_cuda_init: failed to initialize CUDA: system not yet initialized").
+    Signature("cuda-system-not-ready", "fabric-manager-not-running",
+              r"(?<![\w-])system not yet initiali[sz]ed|cudaErrorSystemNotReady|CUDA_ERROR_SYSTEM_NOT_READY",
+              "CUDA error 802: the GPUs' NVSwitch fabric is not initialised (fabric manager not running)"),
     # --- driver libraries not injected --------------------------------------------------------------
     Signature("libcuda-missing", "driver-libraries-missing", r"libcuda\.so(?:\.1)?: (?:cannot open shared object file|No such file)",
               "libcuda.so.1 (driver library, injected by the NVIDIA container toolkit) is absent"),
@@ -129,6 +138,26 @@ GPU = (
               "the ROCm/HIP build has no code object for this AMD GPU's ISA (gfx target); HSA_OVERRIDE_GFX_VERSION or an "
               "image built for it"),
 
+    # Libraries that ship kernels for some architectures only and say so before any kernel launch:
+    # FlashAttention-2 `RuntimeError: FlashAttention only supports Ampere GPUs or newer.` (Dao-AILab/flash-attention
+    # #762), xformers `requires device with capability > (8, 0) but your GPU has capability (7, 5) (too old)`
+    # (camenduru/DeepCache-colab#2, facebookresearch/xformers#1263), Triton `fp8e4nv data type is not supported on
+    # CUDA arch < 89` (triton-lang/triton#4319) / `type fp8e4nv not supported in this architecture`, `Conversion
+    # from/to f8e4m3nv is only supported on compute capability >= 90` (kvcache-ai/ktransformers#696), vLLM
+    # `GPUs with compute capability below 7.0 are not supported` (vllm-project/vllm#1284). vLLM's "Bfloat16 is only
+    # supported on GPUs with compute capability of at least 8.0" (#1157) is a dtype setting (--dtype=half), not this.
+    Signature("library-arch-unsupported", "no-kernel-image-for-gpu",
+              r"FlashAttention (?:\S+ )?only supports (?:\w+ )?GPUs or newer|only supports Ampere (?:GPUs )?or newer"
+              r"|requires device with capability [<>=]+ \(\d+, \d+\) but your GPU has capability \(\d+, \d+\) \(too old\)"
+              r"|data type is not supported on CUDA arch < ?\d+|type fp8\w* not supported in this architecture"
+              r"|is only supported on compute capability >= ?\d+"
+              r"|GPUs with compute capability below \d+\.\d+ are not supported"
+              r"|compute capability \d+\.\d+ is not supported"
+              # kernl: "GPU compute capability 8.0 (Ampere) or higher is required to install kernl" (ELS-RD/kernl)
+              r"|compute capability (?:of )?(?:at least )?\d+\.\d+(?: \(\w+\))? or (?:higher|newer|above) is required"
+              r"|requires (?:a )?GPUs? with compute capability (?:>= ?|of at least )?\d",
+              "a library (FlashAttention, xformers, Triton, vLLM) has no kernels or dtype support for this GPU's "
+              "compute capability"),
     Signature("torch-arch-unsupported", "no-kernel-image-for-gpu",
               r"with CUDA capability sm_\d+\w* is not compatible with the current PyTorch installation",
               "the PyTorch build does not include this GPU's architecture"),

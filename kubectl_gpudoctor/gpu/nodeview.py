@@ -29,7 +29,9 @@ for _vendor, _keys in go.GPU_NODE_LABELS.items():
 def labelled_vendors(node: dict) -> Set[str]:
     """Vendors whose GPUs the node's labels announce (GFD, NFD PCI ids, cloud node pools)."""
     lab = labels(node)   # asked of every node of a cluster: one pass over its labels
-    return {v for k, value in lab.items() if k in _LABEL_VENDORS and _truthy(value) for v in _LABEL_VENDORS[k]}
+    found = {v for k, value in lab.items() if k in _LABEL_VENDORS and _truthy(value) for v in _LABEL_VENDORS[k]}
+    kind = next((lab[k] for k in go.INSTANCE_TYPE_LABELS if lab.get(k)), "")
+    return found | {v for rx, v in go.INSTANCE_TYPE_VENDORS if kind and re.match(rx, kind)}
 
 
 @lru_cache(maxsize=1024)   # asked for every resource of every node, per vendor

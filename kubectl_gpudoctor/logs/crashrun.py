@@ -220,3 +220,13 @@ def probe_kills(ev: Evidence, name: str, term: dict) -> List[dict]:
         if started is None or t is None or t >= started - timedelta(seconds=5):
             out.append(e)
     return out
+
+
+def before_shutdown(text: str) -> str:
+    """The log up to the first line a stop signal made the process print (data/signals.py SHUTDOWN_NOISE): what a
+    killed run was doing, without the shutdown traceback the kill itself caused."""
+    from ..data.signals import SHUTDOWN_NOISE
+    lines = (text or "").split("\n")
+    rx = re.compile(SHUTDOWN_NOISE)
+    cut = next((i for i, line in enumerate(lines) if rx.search(line)), None)
+    return text if cut is None else "\n".join(lines[:cut])

@@ -12,7 +12,11 @@ _PHASE_TEXT = {
     "crash": "Containers start and exit (CrashLoopBackOff, Error, restarts).",
     "eviction": "The pod was evicted, or the node under it is unhealthy.",
     "network": "The pod cannot reach its peers.",
-    "node": "`kubectl gpudoctor node <node>`, and the node under a pod.",
+    "node": "`kubectl gpudoctor node <node>`, and the node under a pod. The device-plugin and advertised-resource "
+            "checks judge every accelerator of the GPU vocabulary (NVIDIA, AMD and Intel GPUs, Intel Gaudi, AWS "
+            "Neuron: their device plugins, and Neuron/Gaudi nodes known by instance type or label); the GPU-operator, "
+            "MIG and driver checks are NVIDIA's, and Neuron/Gaudi operators and health monitors (neuron-monitor, "
+            "hl-smi) are out of scope.",
 }
 
 

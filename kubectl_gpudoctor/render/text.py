@@ -18,9 +18,9 @@ def to_text(diag, color: bool = False, verbose: bool = False, width: Optional[in
     if t["kind"] == "Pod" and t.get("node"):
         where += f" on {t['node']}"
     out.append(f"{s(diag.status, diag.status.upper())}  {inert(where, False)}  ({inert(diag.phase, False)})")
-    cause = next((f for f in diag.findings if f.id == diag.root_cause), None)
+    cause = next((f for f in diag.findings if diag.root_cause in (f.id, f.cause)), None)
     if cause:
-        out.append(f"Root cause: {s('bold', inert(cause.title, False))} ({cause.id})")
+        out.append(f"Root cause: {s('bold', inert(cause.title, False))} ({diag.root_cause})")
     out += fill(inert(diag.summary, False), "", width)
     also = [f.id for f in diag.findings if f is not cause and f.severity in ("critical", "warning")]
     if also:

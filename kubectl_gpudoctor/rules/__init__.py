@@ -4,10 +4,10 @@ from .order import PHASES  # noqa: F401
 
 # Every module that holds rules (the order of these imports does not matter; order.py decides).
 from .workload import creation_rejected, job_failed  # noqa: F401
-from .scheduling import resources, nodes, reservation, claims, capacity  # noqa: F401
+from .scheduling import resources, nodes, reservation, claims, capacity, queues, dra_driver  # noqa: F401
 from .creation import references, kubelet, gpu_runtime  # noqa: F401
 from .init import containers  # noqa: F401
-from .crash import exits, backoff, gpu, cuda, host, app  # noqa: F401
+from .crash import exits, backoff, gpu, cuda, host, app, fabric  # noqa: F401
 from .eviction import evicted, deadline  # noqa: F401
 from .network import pod_network, rdma  # noqa: F401
 from .node import resources as node_resources, inventory, stack, plugin_log  # noqa: F401

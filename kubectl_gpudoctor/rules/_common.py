@@ -23,10 +23,27 @@ def scheduled(ev: Evidence) -> bool:
 
 def has_terminations(ev: Evidence) -> bool:
     """Some container has a termination record (it ran and exited at least once), and the kubelet did not stop
-    the pod itself (an evicted pod's 137 is the eviction, not a crash: the eviction rules explain it)."""
+    the pod itself (an evicted pod's 137 is the eviction, not a crash: the eviction rules explain it), nor its
+    Job at the Job's deadline."""
     return (ev.pod is not None and not podstate.terminated_by_kubelet(ev.pod)
             and not podstate.rejected_at_admission(ev.pod) and not podstate.deadline_exceeded(ev.pod)
+            and not killed_at_job_deadline(ev)
             and any(podstate.latest_termination(cs) for _, cs, _ in podstate.all_container_states(ev.pod)))
+
+
+def killed_at_job_deadline(ev: Evidence) -> Optional[Tuple[dict, dict]]:
+    """(Job, its Failed condition) when the pod's Job failed at spec.activeDeadlineSeconds and the pod's containers
+    were stopped by a signal (the Job controller deletes its pods: SIGTERM, then SIGKILL), not by their own error."""
+    pod = ev.pod or {}
+    owner = next((r for r in (pod.get("metadata") or {}).get("ownerReferences") or [] if r.get("kind") == "Job"), None)
+    job = ev.get("Job", owner["name"], (pod.get("metadata") or {}).get("namespace")) if owner else None
+    cond = next((c for c in ((job or {}).get("status") or {}).get("conditions") or []
+                 if c.get("type") == "Failed" and c.get("status") == "True" and c.get("reason") == "DeadlineExceeded"), None)
+    if not cond:
+        return None
+    exits = [podstate.latest_termination(cs).get("exitCode") for _, cs, _ in podstate.all_container_states(pod)
+             if podstate.latest_termination(cs)]
+    return (job, cond) if exits and all(isinstance(x, int) and x >= 128 for x in exits) else None
 
 
 def has_restarts(ev: Evidence) -> bool:

@@ -8,6 +8,7 @@ PHASES = ("scheduling", "creation", "init", "crash", "eviction", "network", "nod
 RULE_ORDER = (
     # scheduling: a workload whose pods are refused at creation, then the pod's own predicates
     "pod-creation-rejected",
+    "scheduler-queue-invalid",
     "scheduling-gated",
     "gpu-not-advertised",
     "mig-profile-mismatch",
@@ -17,6 +18,7 @@ RULE_ORDER = (
     "gpu-nodes-unavailable",
     "pod-affinity-unsatisfiable",
     "reservation-mismatch",
+    "dra-driver-not-registered",
     "unbound-pvc",
     "volume-zone-conflict",
     "dra-claim-unallocated",
@@ -46,6 +48,7 @@ RULE_ORDER = (
     "crash-backoff",
     "gpu-out-of-memory",
     "gpu-not-requested",
+    "fabric-manager-not-running",
     "gpu-not-visible",
     "driver-libraries-missing",
     "cuda-driver-too-old",

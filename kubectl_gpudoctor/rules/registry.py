@@ -32,6 +32,7 @@ class Hit:
     table: List[dict] = field(default_factory=list)   # rows for a tabulated view (e.g. free GPUs per node)
     rank: Optional[int] = None         # overrides the rule's rank for this hit
     edits: Optional[str] = None        # overrides the rule's `edits` for this hit ("" when this fix edits no pod)
+    cause: Optional[str] = None        # a more specific rule id this umbrella finding's evidence names
 
 
 @record

@@ -6,11 +6,12 @@ import re
 from typing import Optional
 
 from ...logs import scan as logscan
+from ...gpu import stack as gpustack
 from ...kube import podstate
 from ...data import cuda_driver as cd
 from ...data.signatures_distributed import MEMLOCK_SNIPPET
 from ...data.signatures_gpu import CUDA_INITIALISED
-from ...kube.objects import condition, labels, name, spec
+from ...kube.objects import condition, container_gpus, labels, name, spec
 from ...kube.quantity import parse_quantity
 from ._gpu_visibility import ipc_lock
 from ..registry import Line
@@ -18,6 +19,47 @@ from ..registry import Line
 
 def node_labels(ev) -> dict:
     return labels(ev.node) if ev.node else {}
+
+
+# The GPU operator's driver container is tagged with the driver it installs: nvcr.io/nvidia/driver:535.104.05-ubuntu22.04
+_DRIVER_TAG = r":(\d{3}\.\d+(?:\.\d+)?)(?:-|$)"
+
+
+def driver_pod_version(ev) -> Optional[tuple]:
+    """(version text, pod) of the node's driver from its GPU-operator driver pod's image tag, or None."""
+    if not ev.node:
+        return None
+    for comp, pod in gpustack.component_pods(ev, ev.node):
+        if comp.key == "driver":
+            for c in spec(pod).get("containers") or []:
+                m = re.search(_DRIVER_TAG, c.get("image") or "")
+                if m:
+                    return m.group(1), pod
+    return None
+
+
+def node_versions(ev) -> dict:
+    """The node's labels, with the driver version from the driver pod's image when no GFD label gives it: the node's
+    driver judged against the image's CUDA needs a version from somewhere."""
+    lbls = node_labels(ev)
+    if cd.node_driver(lbls) is None:
+        found = driver_pod_version(ev)
+        if found:
+            lbls = dict(lbls, **{cd.DRIVER_FULL_LABEL: found[0]})
+    return lbls
+
+
+def image_cuda(c) -> Optional[tuple]:
+    """The CUDA an image is built for: its tag, else the container's CUDA_VERSION / NVIDIA_REQUIRE_CUDA env (the CUDA
+    base images set both; a pod spec that repeats them states the image's CUDA)."""
+    img = cd.image_cuda(c.get("image", ""))
+    if img:
+        return img
+    env = {e.get("name"): e.get("value") or "" for e in c.get("env") or [] if "valueFrom" not in e}
+    m = re.match(r"(1[0-3])\.(\d)", env.get("CUDA_VERSION", "")) or re.search(r"cuda>=(1[0-3])\.(\d)",
+                                                                            env.get("NVIDIA_REQUIRE_CUDA", ""))
+    return ((int(m.group(1)), int(m.group(2))), "CUDA_VERSION env" if env.get("CUDA_VERSION") else
+            "NVIDIA_REQUIRE_CUDA env") if m else None
 
 
 def oom_advice(ev, m, c):
@@ -63,8 +105,30 @@ def shm_size(c, current=None) -> str:
 
 
 def driver_ok(ev, c) -> bool:
-    """The node's labelled driver runs the image's CUDA: then cudart's 'driver insufficient' means no libcuda at all."""
-    return cd.runs_on(c.get("image", ""), node_labels(ev))
+    """The node's driver (labels, else the driver pod's image) runs the image's CUDA (tag, else env): then cudart's
+    'driver insufficient' means no libcuda at all (an injection fault), not an old driver."""
+    img, lbls = image_cuda(c), node_versions(ev)
+    driver = cd.node_driver(lbls)
+    if img and driver:
+        return cd.compare(img[0], driver) != "too-old"
+    if img and not driver and sibling_runs_cuda(ev, img[0]):
+        return True
+    return cd.runs_on(c.get("image", ""), lbls)
+
+
+def sibling_runs_cuda(ev, cuda) -> Optional[str]:
+    """A Ready GPU pod on the same node whose container is built for this CUDA or newer: the node's driver runs it, so
+    its version is new enough even when no label or driver pod says which it is. The sibling's name, or None."""
+    node = spec(ev.pod).get("nodeName") if ev.pod else None
+    for p in ev.pods_on(node) if node else []:
+        if name(p) == name(ev.pod) or not gpustack.is_ready(p):
+            continue
+        for c in spec(p).get("containers") or []:
+            theirs = image_cuda(c)
+            if theirs and container_gpus(c) and theirs[0][0] == cuda[0] and (theirs[0][1] or 0) >= (cuda[1] or 0) \
+                    or theirs and container_gpus(c) and theirs[0][0] > cuda[0]:
+                return name(p)
+    return None
 
 
 def cuda_initialised(ev, c, prev) -> bool:
@@ -87,7 +151,7 @@ def ngc_fatal(ev, m) -> bool:
 
 def driver_facts(ev, img, m) -> str:
     """What the image needs and what the node's driver supports, in one sentence."""
-    lbls = node_labels(ev)
+    lbls = node_versions(ev)
     driver, driver_text = cd.node_driver(lbls), cd.node_driver_text(lbls)
     parts = []
     if img:

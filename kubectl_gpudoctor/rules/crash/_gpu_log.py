@@ -10,7 +10,8 @@ from ...kube import podstate
 from ...logs.crashrun import stopped_sidecar
 from ...data.log_signatures import SIGNATURES
 from ...data.signatures_gpu import NOTICE
-from ...kube.objects import name
+from ...data.signatures_distributed import NCCL_HINTS
+from ...kube.objects import container_gpus, name
 from ...kube.timeutil import seconds_between
 from .._common import status_line
 from ..registry import Hit, Line
@@ -124,3 +125,18 @@ def quote(m, c, term) -> str:
             line = line[:end + 1] if 0 < end < 300 else line
         return (line if len(line) <= 320 else line[:317] + "...").rstrip(".")
     return f"exit code {term.get('exitCode')} from `{' '.join((c.get('command') or []) + (c.get('args') or []))}`"
+
+
+# NCCL's own words for a failure that names no cause: with several GPUs in one container and the 64Mi /dev/shm
+# default, the intra-node SHM transport is the usual cause (xorbitsai/inference#1622, akash-network/awesome-akash#543).
+_GENERIC_NCCL = r"unhandled system error|ncclSystemError|NCCL_ERROR_SYSTEM_ERROR"
+
+
+def shm_inferred(ev, c, prev):
+    """The NCCL line of a generic system error, when the container holds several GPUs (or a warning says /dev/shm
+    is the 64 MB default) and mounts nothing at /dev/shm; else None."""
+    m = crash_match(ev, c["name"], prev, ("nccl-failure",), accept=lambda x: bool(re.search(_GENERIC_NCCL, x.line, re.I)))
+    others = [x.line for x in matches(ev, c["name"], prev, "nccl-failure")[:20]]
+    if m and any(re.search(rx, line) for rx, _ in NCCL_HINTS[1:] for line in others if rx != _GENERIC_NCCL):
+        return None   # another NCCL line names the cause (an interface, a refused connection, IB)
+    return m if m and (sum(container_gpus(c).values()) >= 2 or matches(ev, c["name"], prev, "shm-context")) else None

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from ...logs.crashrun import (failure_block, failures, find, last_lines, log_ref, probe_kills, run_log, status_match,
+from ...logs.crashrun import (before_shutdown, failure_block, failures, find, last_lines, log_ref, probe_kills, run_log, status_match,
                               where)
 from ...data.signals import PROBE_FAILED, PROBE_WRONG_TARGET
 from ...data.log_regions import DISTRIBUTED
@@ -186,6 +186,7 @@ def probe_kills_slow_start(ev):
             if ev.gap("pods/log"):
                 return Unknown.from_gap(ev.gap("pods/log"))
             continue
+        text = before_shutdown(text) or text   # the probe's SIGTERM makes its own shutdown traceback
         tail = last_lines(text, 6)
         loading = any(se.loading(l) for l in tail)
         probe_msg = (se.container_events(ev, c["name"], "Unhealthy", PROBE_FAILED)[-1:] or [{}])[0]

@@ -5,14 +5,18 @@ from __future__ import annotations
 import re
 
 from ...data import cuda_driver as cd
+from ...kube import podstate
+from ...kube.timeutil import seconds_between
 from ...data.signatures_distributed import NCCL_HINTS
 from ...kube.objects import container_gpus, name, namespace, spec
 from .._common import has_terminations
 from ._gpu_advice import (affinity_snippet, cuda_initialised, driver_facts, driver_label_line, driver_ok, ngc_fatal,
+                          driver_pod_version, image_cuda, node_versions,
                           nccl_fix, node_affinity, node_labels, rendezvous_peer)
-from ._gpu_log import AMBIGUOUS, crash_hit, crash_match, crashed, matches, quote
+from ._gpu_log import AMBIGUOUS, crash_hit, crash_match, crashed, matches, quote, shm_inferred
 from ._gpu_visibility import env_value
-from ..registry import DEFAULT, SPECIFIC, Unknown, rule
+from ._gpu_advice import shm_volume
+from ..registry import DEFAULT, SPECIFIC, Hit, Line, Unknown, rule
 
 
 @rule("cuda-driver-too-old", phase="crash", severity="critical", rank=SPECIFIC, applies=has_terminations,
@@ -26,11 +30,11 @@ def cuda_driver_too_old(ev):
     From the tag: the node's GFD driver label is below the CUDA major's minor-version-compatibility floor (below the
     major's oldest driver when the tag names no minor), and the log does not show CUDA working on the GPU."""
     pod, lbls = ev.pod, node_labels(ev)
-    driver = cd.node_driver(lbls)
+    driver = cd.node_driver(node_versions(ev))
     for c, cs, term, prev in crashed(ev):
         m = crash_match(ev, c["name"], prev, ("cuda-driver-too-old",), accept=lambda x: ngc_fatal(ev, x) and (
             x.signature.id != AMBIGUOUS or bool(container_gpus(c)) and not driver_ok(ev, c)))
-        img = cd.image_cuda(c.get("image", ""))
+        img = image_cuda(c)
         if not m and not (img and driver and cd.compare(img[0], driver) == "too-old" and not cuda_initialised(ev, c, prev)):
             continue   # no log line says so, and the tag does not, or the log shows CUDA working on the GPU
         severity = None
@@ -39,8 +43,12 @@ def cuda_driver_too_old(ev):
         unread = 'the log was not readable' if prev is None else 'the log does not say'
         what = quote(m, c, term) if m else (f"image {c.get('image')} needs a newer driver than node {spec(pod).get('nodeName')} "
                                            f"has (inferred from the image tag; {unread})")
+        pod_driver = driver_pod_version(ev) if cd.node_driver(lbls) is None else None
+        extra = driver_label_line(ev, lbls) + ([Line("object", f"pods/{name(pod_driver[1])}", f"driver image "
+                                                     f"{pod_driver[1]['spec']['containers'][0].get('image')}")]
+                                               if pod_driver else [])
         return crash_hit(ev, c, cs, term, m, f"Container {c['name']} cannot use CUDA: {what}. {driver_facts(ev, img, m)}",
-                         snippet=affinity_snippet(ev, lbls, img), severity=severity, extra=driver_label_line(ev, lbls))
+                         snippet=affinity_snippet(ev, lbls, img), severity=severity, extra=extra)
     return Unknown.from_gap(ev.gap("pods/log")) if ev.gap("pods/log") else None
 
 
@@ -73,7 +81,26 @@ def no_kernel_image_for_gpu(ev):
     return None
 
 
-@rule("nccl-failure", phase="crash", severity="critical", rank=SPECIFIC, applies=has_terminations, needs=("pods/log",),
+def _hung(ev):
+    """Containers Running but not Ready for HUNG_AFTER_S: a distributed job that hangs in a failed collective never
+    exits (a rank that is still starting is not hung)."""
+    out = []
+    for c, cs, _ in podstate.all_container_states(ev.pod or {}):
+        running = (cs.get("state") or {}).get("running")
+        up = seconds_between((running or {}).get("startedAt"), ev.now())
+        if running is not None and not cs.get("ready") and up is not None and up >= HUNG_AFTER_S:
+            out.append((c, cs))
+    return out
+
+
+HUNG_AFTER_S = 10 * 60
+# A failed collective or connection, not NCCL's benign start-up fallbacks ("NCCL WARN Failed to open libibverbs.so",
+# "Could not find real path", "Ignoring ..."): those print on every healthy socket-only run.
+_HANG_LINE = r"(?i)^(?!.*(?:libibverbs|Could not find|Ignoring|NET/Plugin|nccl-net|plugin)).*(?:fail|error|timed out|refused|abort)"
+
+
+@rule("nccl-failure", phase="crash", severity="critical", rank=SPECIFIC, needs=("pods/log",),
+      applies=lambda ev: has_terminations(ev) or bool(_hung(ev)),
       title="NCCL / distributed communication failed",
       remediation="Check that the ranks can reach each other (NetworkPolicy, headless Service, MASTER_ADDR/PORT), "
                   "that IB/RDMA devices are allocated when NCCL uses them (rdma/* resources), that /dev/shm is large "
@@ -94,10 +121,20 @@ def nccl_failure(ev):
         reach = policies and hint.startswith("network reachability")
         extra = f" NetworkPolicies in namespace {namespace(pod)}: {', '.join(policies)}." if reach else ""
         extra += rendezvous_peer(ev, c) if hint.startswith(("name resolution", "network reachability")) else ""
-        shm = crash_match(ev, c["name"], prev, ("shm-too-small",))
+        shm = crash_match(ev, c["name"], prev, ("shm-too-small",)) or (not shm_volume(pod, c) and shm_inferred(ev, c, prev))
         what = "could not join the torch.distributed rendezvous" if m.signature.id == "c10d-bootstrap" else "failed in NCCL/torch.distributed"
         fix, snippet = nccl_fix(c, hint, (env_value(c, "NCCL_DEBUG") or "").upper() in ("INFO", "TRACE"))
         return crash_hit(ev, c, cs, term, m, f"Container {c['name']} {what}: {quote(m, c, term)}. "
                          f"Most likely: {hint}.{extra}", rank=DEFAULT if shm else None, extra=warn, fix=fix, snippet=snippet,
                          next=[f"kubectl logs {name(pod)} -n {namespace(pod)} -c {c['name']} --previous | grep -E 'NCCL (WARN|INFO)'"])
+    for c, cs in _hung(ev):
+        lines = [x for x in matches(ev, c["name"], False, "nccl-failure") if re.search(_HANG_LINE, x.line)]
+        if lines:
+            m = lines[-1]   # the first failure (matches are newest first)
+            hint = next((h for rx, h in NCCL_HINTS if re.search(rx, m.line)), "the NCCL lines do not say which transport failed")
+            return Hit(f"Container {c['name']} is Running but not Ready and its NCCL communication failed, so the job "
+                       f"hangs instead of exiting: {quote(m, c, {})}. Most likely: {hint}.{rendezvous_peer(ev, c)}",
+                       [m.as_line(name(pod))] + [x.as_line(name(pod)) for x in lines[:1] if x is not m],
+                       values={"container": c["name"]},
+                       next=[f"kubectl logs {name(pod)} -n {namespace(pod)} -c {c['name']} | grep -E 'NCCL (WARN|INFO)'"])
     return None

@@ -28,7 +28,8 @@ STARTUP_WINDOW_S = 300
 SETTLED_S = 86400
 
 
-@rule("oom-killed", phase="crash", severity="critical", rank=SPECIFIC, applies=has_terminations,
+@rule("oom-killed", phase="crash", severity="critical", rank=SPECIFIC,
+      applies=lambda ev: has_terminations(ev) or (ev.pod is not None and podstate.stuck_in_creation(ev.pod)),
       title="Container killed for exceeding its memory limit (OOMKilled)",
       remediation="Raise resources.limits.memory of container $container above its peak; for a start-up "
                   "peak, memory-map the weights (safetensors) instead of reading them into RAM and run "
@@ -79,6 +80,27 @@ def oom_killed(ev):
                    severity="warning" if old else None,
                    values={"container": c["name"], "suggested": memory_suggestion(limit or request),
                            "sizing": memory_sizing(limit)})
+    return _init_oom_while_creating(ev)
+
+
+def _init_oom_while_creating(ev):
+    """The runtime's init OOM reported while the container is still being created (CreateContainerError /
+    RunContainerError, or a Failed event) before any termination record exists: the same finding."""
+    if not podstate.stuck_in_creation(ev.pod):
+        return None
+    for c, cs, _ in podstate.creation_blocked(ev.pod):
+        rec = podstate.waiting(cs)
+        hit = event_sigs.search(rec.get("message") or "", "oom-killed")
+        events = [e for e in container_events(ev, c["name"], "Failed", r"OOM")
+                  if event_sigs.search(e.get("message") or "", "oom-killed")] if not hit else []
+        if hit or events:
+            limit = ((c.get("resources") or {}).get("limits") or {}).get("memory")
+            lines = [status_line(c["name"], "state", rec)] + [event_line(e) for e in events[-1:]]
+            return Hit(f"Container {c['name']} cannot start: the runtime's init process was OOM-killed by its memory "
+                       f"limit ({format_bytes(limit) if limit else 'none set'}), before the command ran.", lines,
+                       values={"container": c["name"],
+                               "suggested": memory_suggestion(limit or container_resources(c).get("memory")),
+                               "sizing": memory_sizing(limit)})
     return None
 
 

@@ -2,11 +2,12 @@
 mode, a too-small /dev/shm); rule bodies only, their helpers are _gpu_log, _gpu_visibility, _gpu_advice."""
 from __future__ import annotations
 
-from ...kube.objects import name, namespace, node_resources, spec
+from ...kube.objects import container_gpus, name, namespace, node_resources, spec
 from ...kube.placement import holders, knows_free
 from .._common import has_terminations
 from ._gpu_advice import node_labels, shm_size, shm_volume
-from ._gpu_log import AMBIGUOUS, DRIVER_PRESENT, NO_GPU_RULES, crash_hit, crash_match, crashed, quote
+from ._gpu_log import (AMBIGUOUS, DRIVER_PRESENT, NO_GPU_RULES, crash_hit, crash_match, crashed, matches, quote,
+                       shm_inferred)
 from ._gpu_visibility import nvidia_gpus
 from ..registry import SPECIFIC, Line, Unknown, rule
 
@@ -67,6 +68,13 @@ def gpu_busy_exclusive_mode(ev):
     return None
 
 
+def _why_shm(ev, c, prev):
+    gpus = sum(container_gpus(c).values())
+    warned = matches(ev, c["name"], prev, "shm-context")
+    return (f"it holds {gpus} GPUs" if gpus >= 2 else "") + (" and " if gpus >= 2 and warned else "") + \
+        (f"its log warns: {warned[0].line.strip()[:160]}" if warned else "")
+
+
 @rule("shm-too-small", phase="crash", severity="critical", rank=SPECIFIC, applies=has_terminations, needs=("pods/log",),
       title="Shared memory (/dev/shm) too small",
       remediation="Mount a memory-backed emptyDir at /dev/shm in container $container (the runtime default is 64Mi); "
@@ -82,6 +90,14 @@ def shm_too_small(ev):
         m = crash_match(ev, c["name"], prev, ("shm-too-small",))
         vol = shm_volume(pod, c)
         limit = ((vol or {}).get("emptyDir") or {}).get("sizeLimit")
+        if not m and not vol:
+            m = shm_inferred(ev, c, prev)
+            if m:
+                return crash_hit(ev, c, cs, term, m, f"Container {c['name']} failed in NCCL with a generic system error "
+                                 f"({quote(m, c, term)}) while {_why_shm(ev, c, prev)}, and no volume is mounted at "
+                                 f"/dev/shm: NCCL's intra-node transport between the GPUs needs far more than the "
+                                 f"runtime's 64Mi default.", values={"size": shm_size(c)},
+                                 summary=f"Container {c['name']}: NCCL between its GPUs needs a larger /dev/shm")
         if not m or (vol and not (limit and m.signature.id != "bus-error")):
             continue
         where = (f"/dev/shm is an emptyDir limited to {limit}" if vol else

@@ -37,6 +37,8 @@ def find(ev, rule_id: str, reasons=()) -> Optional[Found]:
             hit = sigs.search(rec.get("message") or "", rule_id)
             if hit:
                 return Found(hit[0], hit[1], [excerpt_line(c["name"], fld, rec, hit[1])], c["name"])
+    if reasons and set(reasons) & set(sigs.CREATION_REASONS):
+        reasons = tuple(reasons) + sigs.CREATION_REASONS   # a failure inside creation, whichever step reported it
     warnings = [e for e in pod_events(ev, reasons) if e.get("type") == "Warning"]
     for e in reversed(current(ev, warnings)):
         hit = sigs.search(e.get("message") or "", rule_id)

@@ -7,7 +7,7 @@ from ...kube import podstate
 from ...data import cuda_driver as cuda
 from ...data import event_signatures as sigs
 from ...kube.objects import allocatable, capacity, labels, meta, name, spec, status
-from .._common import creating, event_line, pod_events, scheduled
+from .._common import creating, current, event_line, pod_events, scheduled
 from ._common import ADMISSION, CREATE, SANDBOX, START, events_unknown, find, node_runtime
 from ..registry import Hit, Line, rule
 
@@ -176,7 +176,7 @@ def device_allocation_failed(ev):
     events = pod_events(ev, ("UnexpectedAdmissionError",))
     failed = st.get("phase") == "Failed" and st.get("reason") == "UnexpectedAdmissionError"
     if not failed and not (events and creating(ev)):
-        return None
+        return _prepare_failed(ev) if creating(ev) else None
     text = (st.get("message") or "") if failed else ""
     hit = sigs.search(text, "device-allocation-failed") or sigs.search((events[-1] if events else {}).get(
         "message") or "", "device-allocation-failed")
@@ -189,6 +189,22 @@ def device_allocation_failed(ev):
         [event_line(e) for e in events[-1:]]
     return Hit(f"The kubelet on node {spec(ev.pod).get('nodeName')} rejected the pod at admission: "
                f"{(hit[1].group(0) if hit else text).strip()} — {why}.{_ran_before(ev)}{counts}", lines)
+
+
+def _prepare_failed(ev):
+    """DRA's kubelet-side allocation: NodePrepareResources failed (FailedPrepareDynamicResources), the claim's
+    devices are not set up on the node; an unregistered driver is dra-driver-not-registered's."""
+    events = [e for e in current(ev, pod_events(ev, sigs.PREPARE_REASONS)) if e.get("type") == "Warning"
+              and not sigs.search(e.get("message") or "", "dra-driver-not-registered")]
+    hit = sigs.search((events[-1].get("message") or "") if events else "", "device-allocation-failed")
+    if not hit:
+        return None
+    return Hit(f"The kubelet on node {spec(ev.pod).get('nodeName')} could not prepare the pod's DRA devices: "
+               f"{hit[1].group(0).strip()[:300]} — {hit[0].meaning}.", [event_line(events[-1])],
+               fix="Fix the DRA driver's kubelet plugin on that node (its log says why it could not prepare the "
+                   "claim's devices); the kubelet retries the prepare, so the pod starts once the driver can.",
+               edits="",
+               summary=f"DRA devices could not be prepared on node {spec(ev.pod).get('nodeName')}")
 
 
 def _ran_before(ev) -> str:

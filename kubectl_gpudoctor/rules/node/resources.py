@@ -1,6 +1,8 @@
 """Node rules from the node object: GPUs advertised or unhealthy, MIG state, cordon (the GPU inventory follows)."""
 from __future__ import annotations
 
+import re
+
 from ...gpu import stack as gpustack, nodeview
 from ...data import gpu_operator as go, gpu_resources as gr
 from ...kube.objects import allocatable, capacity, labels, name, namespace, spec, taints
@@ -25,6 +27,10 @@ def gpu_allocatable_zero(ev):
     return each_node(ev, allocatable_zero_on)
 
 
+def _by_instance_type(kind):
+    return {v for rx, v in go.INSTANCE_TYPE_VENDORS if re.match(rx, kind)}
+
+
 def allocatable_zero_on(ev, node):
     if not nodeview.is_gpu_node(node):
         return None   # a node that only runs a device plugin may be a CPU node: gpu-not-advertised quotes the plugin
@@ -34,7 +40,8 @@ def allocatable_zero_on(ev, node):
         if dra_unknown(ev, node):
             return dra_unknown(ev, node)
         lab = labels(node)
-        why = [f"{k}={lab[k]}" for k in go.GPU_NODE_LABELS[vendor] if k in lab][:3]
+        why = [f"{k}={lab[k]}" for k in go.GPU_NODE_LABELS.get(vendor, ()) + go.INSTANCE_TYPE_LABELS[:1]
+               if k in lab and (k in go.GPU_NODE_LABELS.get(vendor, ()) or vendor in _by_instance_type(lab[k]))][:3]
         res = nodeview.vendor_resources(node, vendor) or [gr.VENDOR_DEFAULT_RESOURCE[vendor]]
         shown = ", ".join(f"{r} {capacity(node, r)}/{allocatable(node, r)}" for r in res)
         basis = f"its labels say so ({', '.join(why)})" if why else "its capacity lists GPUs"
@@ -51,7 +58,7 @@ def allocatable_zero_on(ev, node):
         dra = gpustack.dra_plugin_pods(ev, node)
         if dra:
             msg += (f" DRA driver pod {namespace(dra[0])}/{name(dra[0])} runs on the node, but no ResourceSlice of "
-                    f"{go.DRA_GPU_DRIVERS[vendor]} lists its GPUs: its kubelet plugin publishes none.")
+                    f"{go.DRA_GPU_DRIVERS.get(vendor, vendor)} lists its GPUs: its kubelet plugin publishes none.")
         lines = [node_line(node, "metadata.labels", ", ".join(why))] if why else []
         lines.append(node_line(node, "status.allocatable", shown))
         values, fix = {"resource": res[0]}, None

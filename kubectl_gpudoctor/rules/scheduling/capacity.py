@@ -155,7 +155,7 @@ def _shortage_hit(ev, views, pool, said):
                table=table, summary=f"No node has enough free GPUs ({msg.split(';')[0].split('. ')[0]})")
 
 
-@rule("insufficient-node-resources", edits="container", phase="scheduling", severity="critical", rank=DEFAULT, applies=wants_device,
+@rule("insufficient-node-resources", edits="container", phase="scheduling", severity="critical", rank=DEFAULT, applies=unscheduled,
       title="GPU nodes lack the CPU, memory or pod slots the pod requests",
       remediation="Lower the pod's $res request to what a GPU node can give, or free $res on the nodes listed "
                   "(allocatable is below capacity: system reservations and DaemonSets take their share).",
@@ -164,6 +164,14 @@ def insufficient_node_resources(ev):
     """Nodes with enough free GPUs for the pod lack its cpu / memory / ephemeral-storage requests or pod slots (`Insufficient memory`)."""
     said = scheduler_word(ev)
     core = said.parsed.matching(CORE_REASONS) if said and said.parsed else []
+    if not wants_device(ev):
+        # A pod next to the GPU workload that requests no device (a database, a cache): the scheduler's own words
+        # decide, since the pods on every node of the cluster are not listed to compute free CPU and memory.
+        if core and said.parsed.covers_all("insufficient") and not any("/" in t for _, t in core):
+            return with_scale_up(ev, Hit(f"No node has room for the pod: the scheduler reports "
+                                         f"{', '.join(f'{n} node(s) {t}' for n, t in core)}.", [said.line],
+                                         values={"res": core[0][1].split()[-1], "candidate": "<node>"}))
+        return None
     if not ev.readable("nodes"):
         if core and said.parsed.covers_all("insufficient") and not any("/" in t for _, t in core):
             return Hit(f"The scheduler reports {', '.join(f'{n} node(s) {t}' for n, t in core)} (nodes unreadable).",

@@ -181,7 +181,21 @@ def pod_affinity_unsatisfiable(ev):
         reasons = Counter(v.fails["affinity"] for v in pool)
         return Hit(f"No node that could take the pod satisfies its required pod (anti-)affinity: "
                    f"{reasons.most_common(1)[0][0]}.", _affinity_lines(ev, views) + said_line(said, "pod-affinity"))
-    return _pinned_to_full(ev, views, said)
+    return _pinned_to_full(ev, views, said) or _said_affinity(ev, views, said)
+
+
+def _said_affinity(ev, views, said):
+    """The scheduler's own words first: it says the (anti-)affinity rejects exactly the nodes the other predicates
+    leave, though the peer pods that decide it were not all read (old and new predicate wording alike)."""
+    if not (said and said.parsed):
+        return None
+    named = sum(n for n, _ in said.parsed.reasons_of("pod-affinity", "pod-anti-affinity"))
+    left = [v for v in placement.selected(views) if not (set(v.fails) - {"affinity"})]
+    if not named or not left or named < len(left):
+        return None
+    return Hit(f"The scheduler says {named} node(s) fail the pod's required pod (anti-)affinity, and those are the "
+               f"only nodes its other predicates leave ({names(left)}): {said.text}", _affinity_lines(ev, views)
+               + [said.line])
 
 
 def _pinned_to_full(ev, views, said):

@@ -37,12 +37,15 @@ def pod_creation_rejected(ev):
     if not found:
         return Unknown.from_gap(ev.gap("events")) if ev.gap("events") else None
     text = found[-1][0]
-    for _cause, pattern, what, fix in CAUSES:
+    for cause, pattern, what, fix in CAUSES:
         m = re.search(pattern, text)
         if m:
             values = {k: v for k, v in m.groupdict().items() if v}
             said = Template(what).safe_substitute(values)
+            # The admission error names a catalogue cause (a missing RuntimeClass, a queue): that id is the root
+            # cause of the workload, as it would be of its pods.
             return Hit(f"{wl['kind']} {name(wl)} cannot create its pods: {said}.", [line for _, line in found[-2:]],
-                       values=values, fix=fix, summary=f"{wl['kind']} {name(wl)} cannot create pods: {said}")
+                       values=values, fix=fix, summary=f"{wl['kind']} {name(wl)} cannot create pods: {said}",
+                       cause=cause)
     return Hit(f"{wl['kind']} {name(wl)} cannot create its pods: {text}", [line for _, line in found[-2:]],
                summary=f"{wl['kind']} {name(wl)} cannot create pods")
