@@ -110,11 +110,26 @@ def read_target(api: Api, path: str, what: str, ns=None, meanwhile: Optional[Cal
         raise InvalidName(f"cannot read {what}{where}: {resp.message}")
     if resp.reason == "not-found":
         raise TargetNotFound(f"{what} not found{where}")
-    if resp.reason in ("forbidden", "unauthorized"):
-        raise ClusterError(f"cannot read {what}{where}: {resp.message}")
+    if resp.reason == "unauthorized":
+        raise ClusterError(f"credentials rejected by {api.server} ({resp.message}): refresh them (your cloud CLI's "
+                           f"get-credentials / re-login) or pick another --context")
+    if resp.reason == "forbidden":
+        raise ClusterError(f"cannot read {what}{where}: forbidden: needs RBAC verb {_rbac(path, ns)} "
+                           f"(server said: {resp.message})")
     if resp.reason == "timeout":
         raise ClusterError(f"timed out reading {what}{where} from the API server ({resp.message})")
     raise ClusterError(f"cannot reach the API server: {resp.message}")
+
+
+def _rbac(path: str, ns) -> str:
+    """The verb and resource a GET of this path needs: `get on pods in namespace ml`, `get on deployments.apps`."""
+    parts = path.strip("/").split("/")
+    group = "" if parts[0] == "api" else parts[1]
+    rest = parts[2:] if parts[0] == "api" else parts[3:]
+    if rest[:1] == ["namespaces"] and len(rest) > 2:
+        rest = rest[2:]
+    resource = rest[0] if rest else "?"
+    return f"get on {resource}{'.' + group if group else ''}" + (f" in namespace {ns}" if ns else " (cluster-wide)")
 
 
 def store(ev: Evidence, req: Request, resp: Response) -> None:

@@ -40,8 +40,12 @@ def collect_pod(opts: ConnOptions, pod_name: str, tail: int = 80, waiting=None) 
     if opts.all_namespaces and not opts.namespace:
         return evidence_for(api, find_pod(api, pod_name, first_wait), tail)
     ns = conn.namespace
-    pod = read_target(api, f"/api/v1/namespaces/{quote(ns)}/pods/{quote(pod_name)}", f'pods "{pod_name}"', ns,
-                      first_wait)
+    try:
+        pod = read_target(api, f"/api/v1/namespaces/{quote(ns)}/pods/{quote(pod_name)}", f'pods "{pod_name}"', ns,
+                          first_wait)
+    except TargetNotFound as exc:   # the failure path only: what the name may have meant
+        from .suggest import pod_hints
+        raise TargetNotFound(f"{exc}{pod_hints(api, ns, pod_name)}") from None
     return evidence_for(api, pod, tail)
 
 
@@ -52,7 +56,8 @@ def find_pod(api: Api, pod_name: str, meanwhile=None) -> dict:
         raise ClusterError(f"cannot search pods in all namespaces: {resp.message}")
     items = resp.body.get("items") or []
     if not items:
-        raise TargetNotFound(f'pods "{pod_name}" not found in any namespace')
+        from .suggest import pod_hints
+        raise TargetNotFound(f'pods "{pod_name}" not found in any namespace{pod_hints(api, None, pod_name)}')
     if len(items) > 1:
         spaces = ", ".join(sorted(p["metadata"]["namespace"] for p in items))
         raise TargetNotFound(f'pod "{pod_name}" exists in namespaces {spaces}; pass -n')
