@@ -27,8 +27,8 @@ def _common(f):
         click.option("--color", type=click.Choice(("auto", "always", "never")), default=None,
                       help="Color the text report. Default auto (NO_COLOR, FORCE_COLOR, tty)."),
         click.option("--from", "source", metavar="PATH",
-                      help="Diagnose saved files instead of the cluster: a bundle dir or .tgz, "
-                           "a `kubectl get -o yaml|json` file, or a `cluster-info dump` dir."),
+                      help="Diagnose saved files instead of the cluster: a bundle directory or archive (.tgz), "
+                           "a `kubectl get -o yaml|json` file, a `cluster-info dump` directory, or - (stdin)."),
         click.option("--tail", type=click.IntRange(1, 10000), default=None, help="Log lines read per container. Default 80."),
         click.option("--ignore", metavar="ID", multiple=True, help="Skip a rule (repeatable)."),
         click.option("-v", "--verbose", is_flag=True, default=False, help="Show passed and not-applicable checks too."),
@@ -84,7 +84,7 @@ def main_group(ctx, **flags):
       kubectl gpudoctor node <node>         can this node run GPU pods?
       kubectl gpudoctor rules [ID]          the rule catalogue, or one rule explained
       kubectl gpudoctor bundle <pod|kind/name> -f out.tgz   collect the evidence to share
-      kubectl gpudoctor --from DIR          diagnose a saved bundle (no cluster; - reads stdin)
+      kubectl gpudoctor --from PATH         saved files: a dir, .tgz, YAML, -
 
     Exit codes: 0 no critical finding, 1 problem diagnosed, 2 usage error or bad input,
     3 could not diagnose (cluster unreachable, unauthorized, timeout), 130 interrupted.
