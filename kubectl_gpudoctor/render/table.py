@@ -23,7 +23,8 @@ def table(rows: List[dict], width: Optional[int] = None, indent: str = "") -> Tu
     """(lines, headers of the columns left out). With no width, or when it fits, tabulate's plain table."""
     headers = list(rows[0].keys())
     cells = [[inert("-" if r.get(h) is None else r.get(h), False) for h in headers] for r in rows]
-    numeric = [all(isinstance(r.get(h), (int, float, type(None))) for r in rows) for h in headers]
+    numeric = [all(isinstance(r.get(h), (int, float, type(None))) for r in rows)
+               and any(isinstance(r.get(h), (int, float)) for r in rows) for h in headers]
     natural = [max([width_of(h)] + [width_of(str(c[i])) for c in cells]) for i, h in enumerate(headers)]
     if not width or width_of(indent) + sum(natural) + len(GAP) * (len(headers) - 1) <= width:
         plain = [indent + line for line in _tabulate(headers, cells, numeric).splitlines()]
