@@ -85,7 +85,7 @@ def test_rules_id_renders_for_a_terminal_and_markdown_on_request(capsys, monkeyp
     assert "```" not in text and "**" not in text and "`" not in text
     lines = text.splitlines()
     assert lines[0] == "oom-killed — Container killed for exceeding its memory limit (OOMKilled)"
-    assert {"When it fires:", "Fix:", "Example:"} <= set(lines)
+    assert {"Fires when:", "Fix:", "Example:"} <= set(lines)
     example = lines[lines.index("Example:") + 1:lines.index("", lines.index("Example:"))]
     assert example and all(line.startswith("    ") for line in example) and "      limits:" in "\n".join(example)
     assert all(len(line) <= 80 for line in lines if not line.startswith("https://"))

@@ -60,7 +60,7 @@ def explain_text(rule_id: str, width=None, color: bool = False) -> str:
     r, s = RULES[rule_id], Style(color)
     out = fill(f"{s('bold', r.id)} — {s('bold', _plain(r.title))}", "", width, HANG)
     out += fill(f"{r.phase} phase, {r.severity}; runs for {', '.join(r.targets).lower()}s", INDENT, width, HANG)
-    parts = [("When it fires", r.summary), ("Needs", r.needs and (
+    parts = [("Fires when", r.summary), ("Needs", r.needs and (
         f"{', '.join(r.needs)} (a check whose source is unreadable is reported as unknown)")),
         ("Fix", r.remediation)]
     for heading, text in parts:

@@ -63,7 +63,7 @@ def _head(diag, cause, s, width) -> List[str]:
 def _finding(f, s, width: Optional[int] = None) -> List[str]:
     lines = fill(f"{s(f.severity, '[' + f.severity.upper() + ']')} {s('bold', inert(f.title, False))} ({f.id})", "",
                  width, HANG)
-    lines += [w for l in f.message.splitlines() if l.strip() for w in fill(inert(l, False), INDENT, width, HANG)]
+    lines += [w for l in f.message.splitlines() if l.strip() for w in fill(inert(l, False), INDENT, width)]
     if f.evidence:
         lines.append(f"{INDENT}Evidence:")
         for e in f.evidence:
