@@ -228,3 +228,34 @@ def test_a_real_terminal_shows_the_colored_report_line_for_line(monkeypatch):
     cause = shown.index("Root cause: Not enough free GPUs on any node (insufficient-gpu)")
     assert screen.buffer[cause][12].bold and not screen.buffer[cause][0].bold
     assert any(row.startswith("  Docs: ") for row in shown)
+
+
+def test_the_one_column_shortcut_agrees_with_wcwidth():
+    """width_of measures text of one-column characters by len() so that wcwidth need not load for "—" or "…": every
+    character the shortcut takes is one column for wcwidth too."""
+    import wcwidth
+
+    from kubectl_gpudoctor.render.wrap import _narrow
+    assert [hex(c) for c in range(0x80, 0x30000) if _narrow(chr(c)) and wcwidth.wcwidth(chr(c)) != 1] == []
+    assert not _narrow("日") and not _narrow("e\u0301") and not _narrow("\u200d") and _narrow("— … é")
+
+
+def test_wcwidth_loads_only_for_text_that_needs_it(tmp_path):
+    """A report of ASCII, em dashes and ellipses on a terminal does not import wcwidth (10-30 ms); a Japanese one
+    does."""
+    import sys
+    probe = ("import sys, io, contextlib\nfrom kubectl_gpudoctor import cli\n"
+             "with contextlib.redirect_stdout(io.StringIO()):\n"
+             "    try:\n        cli.main(sys.argv[1:])\n    except SystemExit:\n        pass\n"
+             "print('wcwidth' in sys.modules)\n")
+    env = dict(clean_env(), COLUMNS="80")
+    plain = subprocess.run([sys.executable, "-c", probe, "--from", reportkinds.OOM, "--color", "never"],
+                           capture_output=True, text=True, env=env)
+    assert plain.stdout.strip() == "False", plain.stderr
+    bundle = tmp_path / "b"
+    shutil.copytree(reportkinds.OOM, bundle)
+    log = next((bundle / "logs").rglob("*.previous.log"))
+    log.write_text(log.read_text() + "メモリ不足\n")
+    wide = subprocess.run([sys.executable, "-c", probe, "--from", str(bundle), "--color", "never"],
+                          capture_output=True, text=True, env=env)
+    assert wide.stdout.strip() == "True", wide.stderr

@@ -12,6 +12,7 @@ ELLIPSIS = "…"
 CONTINUATION = "    "   # a command's continued lines, under its first word
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 _SPACE = re.compile(r"(\s+)")
+_ONE_COLUMN = frozenset("—–…‘’“”•→←×·≥≤")
 
 
 def terminal_width(isatty: bool, env: Optional[Mapping[str, str]] = None) -> Optional[int]:
@@ -36,14 +37,28 @@ def _columns() -> int:
 
 def width_of(text: str) -> int:
     """Columns the text takes on a terminal: color codes take none, East Asian wide characters two, combining
-    marks none. ASCII is measured by len(); wcwidth (~10 ms to import) loads only for other text."""
+    marks none. Text whose every character takes one column (ASCII, "—", "…", accented letters) is measured by
+    len(); wcwidth, which takes 10-30 ms to import, loads only for text that holds another kind."""
     if "\x1b" in text:
         text = _ANSI.sub("", text)
-    if text.isascii():
+    if text.isascii() or _narrow(text):
         return len(text)
     from wcwidth import wcswidth, wcwidth
     n = wcswidth(text)
     return n if n >= 0 else sum(max(wcwidth(ch), 0) for ch in text)
+
+
+def _narrow(text: str) -> bool:
+    """Every character one column, as wcwidth says: letters and signs of the alphabetic scripts (below U+1100,
+    where the Hangul jamo start) that are not marks, format or control characters, and the punctuation reports
+    use (— – … ‘ ’ “ ” • → ×). Anything else is left to wcwidth."""
+    import unicodedata   # built in: no start-up cost worth naming
+    for ch in text:
+        if ch.isascii() or ch in _ONE_COLUMN:
+            continue
+        if ch >= "\u1100" or unicodedata.category(ch)[0] in ("M", "C"):
+            return False
+    return True
 
 
 def _take(text: str, columns: int) -> int:
