@@ -6,14 +6,14 @@ import pytest
 from kubectl_gpudoctor.collect.suggest import closest, edit_distance
 from tests.apiserver import FakeApiServer, load_cases
 from tests.live import assert_read_only, run_json, run_plugin
-from tests.reportkinds import HEALTHY, OOM, PENDING, QUOTA
+from tests.reportkinds import HEALTHY, OOM, PENDING, QUOTA, STS
 
 POD = "inference-7d9f8b6c5-x2x9q"     # in namespace serving (the OOM case)
 
 
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory):
-    objects, logs = load_cases(OOM, HEALTHY, PENDING, QUOTA)
+    objects, logs = load_cases(OOM, HEALTHY, PENDING, QUOTA, STS)
     with FakeApiServer(objects, logs) as srv:
         kc = srv.write_kubeconfig(str(tmp_path_factory.mktemp("kc") / "kubeconfig"), namespace="serving")
         yield srv, kc
@@ -74,6 +74,17 @@ def test_a_deployment_name_given_as_a_pod(cluster):
     line, _ = _error(srv, kc, "chat")
     assert "; that is a Deployment: kubectl gpudoctor deploy/chat; did you mean chat-" in line
     assert run_plugin("deploy/chat", "--kubeconfig", kc).returncode == 1     # the hint's command works
+
+
+def test_a_workload_typo_its_namespace_or_a_pod_of_that_name(cluster):
+    srv, kc = cluster
+    line, requests = _error(srv, kc, "deploy/chta")
+    assert line == 'error: deployments.apps "chta" not found in namespace serving; did you mean deploy/chat'
+    assert len(_hint_reads(requests)) == 3 and all("as=PartialObjectMetadata" in r.accept for r in requests[1:])
+    assert _error(srv, kc, "sts/train")[0].endswith(
+        "; a StatefulSet of that name is in namespace research: use -n research")
+    assert _error(srv, kc, f"deploy/{POD}")[0].endswith(f"; that is a pod: kubectl gpudoctor {POD}")
+    assert _error(srv, kc, "deploy/nope")[0] == 'error: deployments.apps "nope" not found in namespace serving'
 
 
 def test_nothing_close_no_hint(cluster):

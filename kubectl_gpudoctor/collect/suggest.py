@@ -1,5 +1,5 @@
-"""What a pod name that was not found may have meant: close names in its namespace, the namespaces that hold it, a
-node or a workload of that name. Read only once the target's GET said 404, one GET per hint, all at once; a hint
+"""What a pod or workload name that was not found may have meant: close names in its namespace, the namespaces that
+hold it, a node, pod or workload of that name. Read only once the target's GET said 404, one GET per hint, all at once; a hint
 whose read fails (forbidden, timeout) is simply not given."""
 from __future__ import annotations
 
@@ -23,26 +23,56 @@ def pod_hints(api: Api, ns: Optional[str], pod_name: str) -> str:
     the pod was looked for in every namespace (no namespace to compare names in)."""
     reads = [("node", f"/api/v1/nodes/{quote(pod_name)}", {}, METADATA_ONLY)]
     if ns:
-        reads += [("close", f"/api/v1/namespaces/{quote(ns)}/pods", {"limit": LIST_LIMIT}, METADATA_LIST),
-                  ("elsewhere", "/api/v1/pods", {"fieldSelector": f"metadata.name={pod_name}", "limit": "50"},
-                   METADATA_LIST)]
+        reads += _named_reads("/api/v1", "pods", ns, pod_name)
         reads += [(kind, path.format(ns=quote(ns), name=quote(pod_name)), {}, METADATA_ONLY)
                   for kind, _, path in WORKLOADS]
-    answers = dict(zip((r[0] for r in reads), run_all(lambda r: api.get(r[1], r[2], accept=r[3]), reads, len(reads))))
+    answers = _read(api, reads)
     hints: List[str] = []
     if _found(answers["node"]):
         hints.append(f"that is a node: kubectl gpudoctor node {pod_name}")
     for kind, short, _ in WORKLOADS:
         if _found(answers.get(kind)):
             hints.append(f"that is a {kind}: kubectl gpudoctor {short}/{pod_name}")
+    return _join(hints + _named_hints(answers, ns, pod_name, "a pod", "pods", ""))
+
+
+def workload_hints(api: Api, kind, alias: str, ns: str, name: str) -> str:
+    """The same for `alias/name` (a WorkloadKind `kind`): close names of that kind, the namespaces holding one
+    of that name, or a pod of that name."""
+    reads = _named_reads(kind.base, kind.resource, ns, name)
+    reads.append(("pod", f"/api/v1/namespaces/{quote(ns)}/pods/{quote(name)}", {}, METADATA_ONLY))
+    answers = _read(api, reads)
+    hints = [f"that is a pod: kubectl gpudoctor {name}"] if _found(answers["pod"]) else []
+    return _join(hints + _named_hints(answers, ns, name, f"a {kind.kind}", f"{kind.kind}s", f"{alias}/"))
+
+
+def _named_reads(base: str, resource: str, ns: str, name: str) -> list:
+    """The names of that resource in the namespace, and the objects of that name in every namespace."""
+    return [("close", f"{base}/namespaces/{quote(ns)}/{resource}", {"limit": LIST_LIMIT}, METADATA_LIST),
+            ("elsewhere", f"{base}/{resource}", {"fieldSelector": f"metadata.name={name}", "limit": "50"},
+             METADATA_LIST)]
+
+
+def _named_hints(answers: dict, ns: str, name: str, one: str, many: str, prefix: str) -> List[str]:
+    hints = []
     spaces = sorted({n for n in _names(answers.get("elsewhere"), "namespace") if n != ns})
     if len(spaces) == 1:
-        hints.append(f"a pod of that name is in namespace {spaces[0]}: use -n {spaces[0]} or -A")
+        either = " or -A" if one == "a pod" else ""   # -A finds a pod in any namespace; a workload takes -n
+        hints.append(f"{one} of that name is in namespace {spaces[0]}: use -n {spaces[0]}{either}")
     elif spaces:
-        hints.append(f"pods of that name are in namespaces {', '.join(spaces)}: use -n NAMESPACE")
-    close = closest(pod_name, _names(answers.get("close")))
+        hints.append(f"{many} of that name are in namespaces {', '.join(spaces)}: use -n NAMESPACE")
+    close = [prefix + c for c in closest(name, _names(answers.get("close")))]
     if close:
         hints.append("did you mean " + (close[0] if len(close) == 1 else f"{', '.join(close[:-1])} or {close[-1]}"))
+    return hints
+
+
+def _read(api: Api, reads: list) -> dict:
+    """Every read at once: {key: Response}."""
+    return dict(zip((r[0] for r in reads), run_all(lambda r: api.get(r[1], r[2], accept=r[3]), reads, len(reads))))
+
+
+def _join(hints: List[str]) -> str:
     return "".join(f"; {h}" for h in hints)
 
 
