@@ -123,14 +123,26 @@ def command(cmd: str, indent: str, width: Optional[int]) -> List[str]:
         return [indent + cmd]
     words, comment = _shell_words(cmd)
     out = [indent + comment] if comment else []
-    line = indent + words[0]
+    line = [words[0]]
     for word in words[1:]:
-        if width_of(line) + 1 + width_of(word) + 2 <= width:
-            line += " " + word
-        else:
-            out.append(line + " \\")
-            line = indent + CONTINUATION + word
-    return out + [line]
+        used = width_of(_continued(indent, out, comment, line))
+        if used + 1 + width_of(word) + 2 <= width:
+            line.append(word)
+            continue
+        # break before a flag rather than between a flag and its value (`--field-selector \` alone reads badly)
+        carry = []
+        if (len(line) >= 2 and line[-1].startswith("-") and not word.startswith("-")
+                and width_of(indent + CONTINUATION + line[-1] + " " + word) + 2 <= width):
+            carry = [line.pop()]
+        out.append(_continued(indent, out, comment, line) + " \\")
+        line = carry + [word]
+    return out + [_continued(indent, out, comment, line)]
+
+
+def _continued(indent: str, out: List[str], comment: str, words: List[str]) -> str:
+    """A command's line: the first under `indent`, later ones under it by CONTINUATION."""
+    first = len(out) == (1 if comment else 0)
+    return indent + ("" if first else CONTINUATION) + " ".join(words)
 
 
 def _shell_words(cmd: str):
