@@ -141,3 +141,19 @@ def test_closest_names():
     assert closest("chat", names) == ["chat-7f9c6d5b8-2wq4n"]
     assert closest("llama", names) == []
     assert edit_distance("kitten", "sitting", 5) == 3 and edit_distance("a", "abcdef", 2) == 3
+
+
+def test_a_refused_scan_or_search_says_what_it_needs(tmp_path):
+    objects, logs = load_cases(HEALTHY)
+    with FakeApiServer(objects, logs) as srv:
+        kc = srv.write_kubeconfig(str(tmp_path / "kc"), namespace="serving")
+        srv.forbid("pods", verb="list")
+        line, _ = _error(srv, kc, "scan", code=3)
+        assert line.startswith("error: cannot list pods in namespace serving: forbidden: needs RBAC verb list on pods "
+                               "in namespace serving (server said: ")
+        line, _ = _error(srv, kc, "scan", "-A", code=3)
+        assert "cannot list pods in all namespaces: forbidden: needs RBAC verb list on pods (cluster-wide)" in line
+        line, _ = _error(srv, kc, "anything", "-A", code=3)
+        assert "cannot search pods in all namespaces: forbidden: needs RBAC verb list on pods (cluster-wide)" in line
+        proc = run_plugin("scan", "--kubeconfig", kc, "--token", "expired")
+        assert proc.returncode == 3 and proc.stderr.startswith(f"error: credentials rejected by {srv.url} ")

@@ -110,26 +110,31 @@ def read_target(api: Api, path: str, what: str, ns=None, meanwhile: Optional[Cal
         raise InvalidName(f"cannot read {what}{where}: {resp.message}")
     if resp.reason == "not-found":
         raise TargetNotFound(f"{what} not found{where}")
-    if resp.reason == "unauthorized":
-        raise ClusterError(f"credentials rejected by {api.server} ({resp.message}): refresh them (your cloud CLI's "
-                           f"get-credentials / re-login) or pick another --context")
-    if resp.reason == "forbidden":
-        raise ClusterError(f"cannot read {what}{where}: forbidden: needs RBAC verb {_rbac(path, ns)} "
-                           f"(server said: {resp.message})")
+    if resp.reason in ("unauthorized", "forbidden"):
+        raise ClusterError(refused(api, resp, "get", path, ns, f"cannot read {what}{where}"))
     if resp.reason == "timeout":
         raise ClusterError(f"timed out reading {what}{where} from the API server ({resp.message})")
     raise ClusterError(f"cannot reach the API server: {resp.message}")
 
 
-def _rbac(path: str, ns) -> str:
-    """The verb and resource a GET of this path needs: `get on pods in namespace ml`, `get on deployments.apps`."""
+def refused(api: Api, resp: Response, verb: str, path: str, ns, doing: str) -> str:
+    """The one-line message of a 401 (whose credentials, and how to renew them) or a 403 (the RBAC verb and
+    resource the read needs) that ends a command."""
+    if resp.reason == "unauthorized":
+        return (f"credentials rejected by {api.server} ({resp.message}): refresh them (your cloud CLI's "
+                f"get-credentials / re-login) or pick another --context")
+    return f"{doing}: forbidden: needs RBAC verb {verb} on {_resource(path, ns)} (server said: {resp.message})"
+
+
+def _resource(path: str, ns) -> str:
+    """The resource a path reads, as RBAC names it: `pods in namespace ml`, `deployments.apps (cluster-wide)`."""
     parts = path.strip("/").split("/")
     group = "" if parts[0] == "api" else parts[1]
     rest = parts[2:] if parts[0] == "api" else parts[3:]
     if rest[:1] == ["namespaces"] and len(rest) > 2:
         rest = rest[2:]
     resource = rest[0] if rest else "?"
-    return f"get on {resource}{'.' + group if group else ''}" + (f" in namespace {ns}" if ns else " (cluster-wide)")
+    return f"{resource}{'.' + group if group else ''}" + (f" in namespace {ns}" if ns else " (cluster-wide)")
 
 
 def store(ev: Evidence, req: Request, resp: Response) -> None:

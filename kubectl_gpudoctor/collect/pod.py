@@ -11,7 +11,7 @@ from ..kube.objects import (allocatable, claim_names, config_references, gpu_req
                             status)
 from ..kube.quantity import count
 from . import network, node, scheduling, workload
-from .api import METADATA_ONLY, Api, ClusterError, Request, TargetNotFound, quote, read_target
+from .api import METADATA_ONLY, Api, ClusterError, Request, TargetNotFound, quote, read_target, refused
 from .kubeconfig import ConnOptions, connect
 
 # Phase-specific readers add what their rules need, in two parallel rounds.
@@ -52,6 +52,8 @@ def collect_pod(opts: ConnOptions, pod_name: str, tail: int = 80, waiting=None) 
 def find_pod(api: Api, pod_name: str, meanwhile=None) -> dict:
     """-A: the one pod of that name in any namespace (a filtered list, never every pod)."""
     resp = api.get("/api/v1/pods", {"fieldSelector": f"metadata.name={pod_name}"}, meanwhile=meanwhile)
+    if resp.reason in ("unauthorized", "forbidden"):
+        raise ClusterError(refused(api, resp, "list", "/api/v1/pods", None, "cannot search pods in all namespaces"))
     if resp.reason != "ok":
         raise ClusterError(f"cannot search pods in all namespaces: {resp.message}")
     items = resp.body.get("items") or []

@@ -9,7 +9,7 @@ from ..evidence import Evidence, ScanEvidence, Target
 from ..kube.objects import meta
 from ..kube.timeutil import format_time
 from ..kube.workloads import uid
-from .api import Api, ClusterError, Request, TargetNotFound, quote
+from .api import Api, ClusterError, Request, TargetNotFound, quote, refused
 from .kubeconfig import ConnOptions, connect
 from .parallel import run_all
 from .pod import evidence_for, read_target
@@ -85,6 +85,9 @@ def _list_gpu_pods(api: Api, path: str, scope: str) -> Tuple[int, List[dict]]:
         if token:
             query["continue"] = token
         resp = api.get(path, query)
+        if resp.reason in ("unauthorized", "forbidden"):
+            ns = path.split("/")[4] if "/namespaces/" in path else None
+            raise ClusterError(refused(api, resp, "list", path, ns, f"cannot list pods in {scope}"))
         if resp.reason != "ok":
             raise ClusterError(f"cannot list pods in {scope}: {resp.message}")
         for p in resp.body.get("items") or []:
