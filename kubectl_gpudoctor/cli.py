@@ -8,7 +8,7 @@ import click
 from . import __version__
 from .exitcodes import Exit
 
-OUTPUTS = ("text", "json", "yaml")
+OUTPUTS = ("text", "wide", "json", "yaml")
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
 
@@ -22,12 +22,13 @@ def _common(f):
         click.option("-n", "--namespace", metavar="NS", help="Namespace of the pod (beats the context's namespace)."),
         click.option("-A", "--all-namespaces", is_flag=True, default=False, help="scan: the whole cluster; pod: find the pod in any namespace."),
         click.option("--request-timeout", metavar="DURATION", default=None, help="Timeout of each API request (e.g. 10s, 1m). Default 10s."),
-        click.option("-o", "--output", type=click.Choice(OUTPUTS), default=None, help="Output format. Default text."),
+        click.option("-o", "--output", type=click.Choice(OUTPUTS), default=None,
+                     help="Output format. Default text; wide: every line whole, scan's full table."),
         click.option("--color", type=click.Choice(("auto", "always", "never")), default=None,
                       help="Color the text report. Default auto (NO_COLOR, FORCE_COLOR, tty)."),
         click.option("--from", "source", metavar="PATH",
-                      help="Diagnose saved files instead of the cluster: a bundle dir or .tgz, "
-                           "a `kubectl get -o yaml|json` file, or a `cluster-info dump` dir."),
+                      help="Diagnose saved files instead of the cluster: a bundle directory or archive (.tgz), "
+                           "a `kubectl get -o yaml|json` file, a `cluster-info dump` directory, or - (stdin)."),
         click.option("--tail", type=click.IntRange(1, 10000), default=None, help="Log lines read per container. Default 80."),
         click.option("--ignore", metavar="ID", multiple=True, help="Skip a rule (repeatable)."),
         click.option("-v", "--verbose", is_flag=True, default=False, help="Show passed and not-applicable checks too."),
@@ -103,7 +104,7 @@ def main_group(ctx, **flags):
       kubectl gpudoctor node <node>         can this node run GPU pods?
       kubectl gpudoctor rules [ID]          the rule catalogue, or one rule explained
       kubectl gpudoctor bundle <pod|kind/name> -f out.tgz   collect the evidence to share
-      kubectl gpudoctor --from DIR          diagnose a saved bundle (no cluster; - reads stdin)
+      kubectl gpudoctor --from PATH         saved files: a dir, .tgz, YAML, -
 
     Exit codes: 0 no critical finding, 1 problem diagnosed, 2 usage error or bad input,
     3 could not diagnose (cluster unreachable, unauthorized, timeout), 130 interrupted.
@@ -191,28 +192,39 @@ def bundle(ctx, target, dest, **flags):
 
 @main_group.command(context_settings=CONTEXT)
 @click.argument("rule_id", metavar="[ID]", required=False)
-@click.option("-o", "--output", type=click.Choice(OUTPUTS), default=None, help="Output format.")
+@click.option("-o", "--output", type=click.Choice(OUTPUTS + ("markdown",)), default=None,
+              help="Output format (markdown: a rule's docs section as published).")
 @click.pass_context
 def rules(ctx, rule_id, output):
     """List the rule catalogue (id, phase, severity, title); with an ID, explain that rule: when it fires, the fix,
     an example (the text of its published docs page)."""
     from .runner import rule_rows
     output = output or (ctx.obj or {}).get("output") or "text"
+    width, color = _terminal(ctx, output)
     if rule_id:
-        from .render.ruledocs import explain
+        from .render.ruledocs import explain, explain_text
         from .rules import RULES
         if rule_id not in RULES:
             raise click.UsageError(f"{rule_id}: no such rule (see `kubectl gpudoctor rules`)")
-        click.echo(explain(rule_id), nl=False)
+        click.echo(explain(rule_id) if output == "markdown" else explain_text(rule_id, width, color), nl=False)
         return
     rows = rule_rows()
-    if output == "text":
-        from tabulate import tabulate
-        click.echo(tabulate([list(r.values()) for r in rows], headers=["ID", "PHASE", "SEVERITY", "TITLE"], tablefmt="plain"))
+    if output in ("text", "wide", "markdown"):
+        from .render.text import table_lines
+        click.echo("\n".join(table_lines(rows, width)))
     else:
         from .render import structured
         doc = {"apiVersion": "gpudoctor/v1", "kind": "RuleList", "items": rows}
         click.echo(structured.to_json(doc) if output == "json" else structured.to_yaml(doc), nl=False)
+
+
+def _terminal(ctx, output: str):
+    """(width, color) of a text answer on this stdout: no width for -o wide or a pipe."""
+    from .render.style import want_color
+    from .render.wrap import terminal_width
+    isatty = sys.stdout.isatty()
+    color = want_color((ctx.obj or {}).get("color") or "auto", "text" if output == "markdown" else output, isatty)
+    return (None if output == "wide" else terminal_width(isatty)), color and output != "markdown"
 
 
 @main_group.command(name="help", context_settings=CONTEXT)

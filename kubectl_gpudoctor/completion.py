@@ -1,4 +1,5 @@
-"""Shell completion for `kubectl gpudoctor <TAB>`: subcommands, flags, flag values, pod and node names.
+"""Shell completion for `kubectl gpudoctor <TAB>`: subcommands, flags, flag values, rule ids, pod, node and
+workload names.
 
 kubectl >= 1.26 completes a plugin's arguments by running `kubectl_complete-gpudoctor` (found on PATH) with the
 words typed after the plugin name, the last one being the word under the cursor ("" for a new word), and reads
@@ -134,15 +135,43 @@ def complete(args: Sequence[str], lister: Lister) -> Tuple[List[str], int]:
         return _filter(spec.flag_candidates(), current), NO_FILE_COMP
 
     candidates: List[Tuple[str, str]] = []
+    takes_ref = command_name in (None, "workload", "bundle") and not positionals
+    if takes_ref and "/" in current:                      # deploy/<TAB>, sts/tr<TAB>: that kind's names
+        return _filter(_workload_names(current.split("/", 1)[0], conn, lister), current), NO_FILE_COMP
     if command_name is None and not positionals:
         candidates += [(n, c.get_short_help_str(limit=60)) for n, c in group.commands.items()
                        if not getattr(c, "hidden", False)]
         candidates += lister("pods", conn)
-    elif command_name == "pod" and not positionals:
+    elif command_name in ("pod", "bundle") and not positionals:
         candidates += lister("pods", conn)
     elif command_name == "node" and not positionals:
         candidates += lister("nodes", conn)
+    elif command_name == "rules" and not positionals:
+        from .rules import RULES
+        candidates += [(r.id, r.title) for r in RULES.values()]
+    elif command_name == "help" and not positionals:
+        candidates += [(n, c.get_short_help_str(limit=60)) for n, c in group.commands.items()
+                       if not getattr(c, "hidden", False)]
+    if takes_ref and current:                             # d<TAB>: deploy/ (the shell adds no space after it)
+        refs = [(f"{alias}/", kind.kind) for alias, kind in _short_kinds()]
+        words = _filter(candidates + refs, current)
+        return words, NO_FILE_COMP | (NO_SPACE if words and all(w.split("\t")[0].endswith("/") for w in words) else 0)
     return _filter(candidates, current), NO_FILE_COMP
+
+
+def _short_kinds():
+    """(short form, kind) of each workload kind a target may name: deploy, sts, ds, rs, job, cj."""
+    from .kube.workloads import KINDS
+    return [(alias, KINDS[alias]) for alias in ("deploy", "sts", "ds", "rs", "job", "cj")]
+
+
+def _workload_names(alias: str, conn: dict, lister: Lister) -> List[Tuple[str, str]]:
+    """`alias/name` for the objects of the kind `alias` names (deploy, deployment, deployments.apps…, po/, node/)."""
+    from .kube.workloads import KINDS
+    kind = KINDS.get(alias.lower())
+    what = kind.resource if kind else {"po": "pods", "pod": "pods", "pods": "pods", "no": "nodes", "node": "nodes",
+                                       "nodes": "nodes"}.get(alias.lower())
+    return [(f"{alias}/{n}", d) for n, d in lister(what, conn)] if what else []
 
 
 def _merged_spec(parent: _Spec, command) -> _Spec:
@@ -203,7 +232,7 @@ def kubeconfig_names(kind: str, conn: dict) -> List[str]:
 
 
 def live_names(what: str, conn: dict) -> List[Tuple[str, str]]:
-    """Pod names in the chosen namespace, node names or namespace names; [] on any failure."""
+    """Pod or workload names in the chosen namespace, node names or namespace names; [] on any failure."""
     try:
         from .collect.api import Api
         from .collect.kubeconfig import ConnOptions, connect
@@ -212,7 +241,11 @@ def live_names(what: str, conn: dict) -> List[Tuple[str, str]]:
                            user=conn.get("user"), namespace=conn.get("namespace"), request_timeout=LIST_TIMEOUT)
         c = connect(opts)
         path = {"pods": f"/api/v1/namespaces/{c.namespace}/pods", "nodes": "/api/v1/nodes",
-                "namespaces": "/api/v1/namespaces"}[what]
+                "namespaces": "/api/v1/namespaces"}.get(what)
+        if path is None:   # a workload kind's resource: deployments, statefulsets, jobs…
+            from .kube.workloads import KINDS
+            kind = next(k for k in KINDS.values() if k.resource == what)
+            path = f"{kind.base}/namespaces/{c.namespace}/{kind.resource}"
         resp = Api(c.client, LIST_TIMEOUT).get(path, {"limit": LIST_LIMIT}, accept=METADATA_LIST)
     except Exception:  # noqa: BLE001
         return []

@@ -13,67 +13,69 @@ BY_WIDTH = {
         '    kubectl gpudoctor node <node>         can this node run GPU pods?\n'
         '    kubectl gpudoctor rules [ID]          the rule catalogue, or one rule explained\n'
         '    kubectl gpudoctor bundle <pod|kind/name> -f out.tgz   collect the evidence to share\n'
-        '    kubectl gpudoctor --from DIR          diagnose a saved bundle (no cluster; - reads stdin)\n'
+        '    kubectl gpudoctor --from PATH         saved files: a dir, .tgz, YAML, -\n'
         '\n'
         '  Exit codes: 0 no critical finding, 1 problem diagnosed, 2 usage error or bad\n'
         '  input, 3 could not diagnose (cluster unreachable, unauthorized, timeout),\n'
         '  130 interrupted.\n'
         '\n'
         'Options:\n'
-        '  --version                      Print the version.\n'
-        '  --kubeconfig PATH              Path to the kubeconfig file (else KUBECONFIG,\n'
-        '                                 ~/.kube/config, in-cluster).\n'
-        '  --context NAME                 The kubeconfig context to use.\n'
-        '  --cluster NAME                 The kubeconfig cluster to use.\n'
-        '  --user NAME                    The kubeconfig user to use.\n'
-        "  -n, --namespace NS             Namespace of the pod (beats the context's\n"
-        '                                 namespace).\n'
-        '  -A, --all-namespaces           scan: the whole cluster; pod: find the pod in\n'
-        '                                 any namespace.\n'
-        '  --request-timeout DURATION     Timeout of each API request (e.g. 10s, 1m).\n'
-        '                                 Default 10s.\n'
-        '  -o, --output [text|json|yaml]  Output format. Default text.\n'
-        '  --color [auto|always|never]    Color the text report. Default auto\n'
-        '                                 (NO_COLOR, FORCE_COLOR, tty).\n'
-        '  --from PATH                    Diagnose saved files instead of the cluster:\n'
-        '                                 a bundle dir or .tgz, a `kubectl get -o\n'
-        '                                 yaml|json` file, or a `cluster-info dump`\n'
-        '                                 dir.\n'
-        '  --tail INTEGER RANGE           Log lines read per container. Default 80.\n'
-        '                                 [1<=x<=10000]\n'
-        '  --ignore ID                    Skip a rule (repeatable).\n'
-        '  -v, --verbose                  Show passed and not-applicable checks too.\n'
-        '  --as USER                      Username to impersonate for the reads.\n'
-        '  --as-group GROUP               Group to impersonate (repeatable; with --as\n'
-        "                                 or the kubeconfig's as).\n"
-        '  --token TOKEN                  Bearer token for the API server (beats the\n'
-        "                                 kubeconfig's token; a tokenFile still wins,\n"
-        '                                 as in kubectl).\n'
-        "  -s, --server URL               The API server's address (beats the\n"
-        "                                 kubeconfig's; works without one).\n"
-        '  --certificate-authority PATH   CA certificate file for the API server.\n'
-        "  --insecure-skip-tls-verify     Do not verify the API server's certificate\n"
-        '                                 (insecure).\n'
-        '  --as-uid UID                   UID to impersonate (with --as or the\n'
-        "                                 kubeconfig's as).\n"
-        '  --username USER                Username for basic authentication to the API\n'
-        '                                 server.\n'
-        '  --password PASSWORD            Password for basic authentication to the API\n'
-        '                                 server.\n'
-        '  --client-certificate PATH      Client certificate file for TLS.\n'
-        '  --client-key PATH              Client key file for TLS.\n'
-        "  --tls-server-name NAME         Server name to check the API server's\n"
-        '                                 certificate against.\n'
-        '  --disable-compression          Ask for uncompressed answers.\n'
-        "  --cache-dir PATH               Accepted, as kubectl's; the plugin keeps no\n"
-        '                                 cache.\n'
-        "  --v N                          kubectl's log level (-v=N, --v N): accepted,\n"
-        '                                 logs nothing; -v alone is --verbose.\n'
-        "  --match-server-version         Accepted, as kubectl's (the plugin has no\n"
-        '                                 client version to match).\n'
-        "  --warnings-as-errors           Accepted, as kubectl's (the plugin's reads\n"
-        '                                 show no server warnings).\n'
-        '  -h, --help                     Show this message and exit.\n'
+        '  --version                       Print the version.\n'
+        '  --kubeconfig PATH               Path to the kubeconfig file (else\n'
+        '                                  KUBECONFIG, ~/.kube/config, in-cluster).\n'
+        '  --context NAME                  The kubeconfig context to use.\n'
+        '  --cluster NAME                  The kubeconfig cluster to use.\n'
+        '  --user NAME                     The kubeconfig user to use.\n'
+        "  -n, --namespace NS              Namespace of the pod (beats the context's\n"
+        '                                  namespace).\n'
+        '  -A, --all-namespaces            scan: the whole cluster; pod: find the pod\n'
+        '                                  in any namespace.\n'
+        '  --request-timeout DURATION      Timeout of each API request (e.g. 10s, 1m).\n'
+        '                                  Default 10s.\n'
+        '  -o, --output [text|wide|json|yaml]\n'
+        '                                  Output format. Default text; wide: every\n'
+        "                                  line whole, scan's full table.\n"
+        '  --color [auto|always|never]     Color the text report. Default auto\n'
+        '                                  (NO_COLOR, FORCE_COLOR, tty).\n'
+        '  --from PATH                     Diagnose saved files instead of the cluster:\n'
+        '                                  a bundle directory or archive (.tgz), a\n'
+        '                                  `kubectl get -o yaml|json` file, a `cluster-\n'
+        '                                  info dump` directory, or - (stdin).\n'
+        '  --tail INTEGER RANGE            Log lines read per container. Default 80.\n'
+        '                                  [1<=x<=10000]\n'
+        '  --ignore ID                     Skip a rule (repeatable).\n'
+        '  -v, --verbose                   Show passed and not-applicable checks too.\n'
+        '  --as USER                       Username to impersonate for the reads.\n'
+        '  --as-group GROUP                Group to impersonate (repeatable; with --as\n'
+        "                                  or the kubeconfig's as).\n"
+        '  --token TOKEN                   Bearer token for the API server (beats the\n'
+        "                                  kubeconfig's token; a tokenFile still wins,\n"
+        '                                  as in kubectl).\n'
+        "  -s, --server URL                The API server's address (beats the\n"
+        "                                  kubeconfig's; works without one).\n"
+        '  --certificate-authority PATH    CA certificate file for the API server.\n'
+        "  --insecure-skip-tls-verify      Do not verify the API server's certificate\n"
+        '                                  (insecure).\n'
+        '  --as-uid UID                    UID to impersonate (with --as or the\n'
+        "                                  kubeconfig's as).\n"
+        '  --username USER                 Username for basic authentication to the API\n'
+        '                                  server.\n'
+        '  --password PASSWORD             Password for basic authentication to the API\n'
+        '                                  server.\n'
+        '  --client-certificate PATH       Client certificate file for TLS.\n'
+        '  --client-key PATH               Client key file for TLS.\n'
+        "  --tls-server-name NAME          Server name to check the API server's\n"
+        '                                  certificate against.\n'
+        '  --disable-compression           Ask for uncompressed answers.\n'
+        "  --cache-dir PATH                Accepted, as kubectl's; the plugin keeps no\n"
+        '                                  cache.\n'
+        "  --v N                           kubectl's log level (-v=N, --v N): accepted,\n"
+        '                                  logs nothing; -v alone is --verbose.\n'
+        "  --match-server-version          Accepted, as kubectl's (the plugin has no\n"
+        '                                  client version to match).\n'
+        "  --warnings-as-errors            Accepted, as kubectl's (the plugin's reads\n"
+        '                                  show no server warnings).\n'
+        '  -h, --help                      Show this message and exit.\n'
         '\n'
         'Commands:\n'
         "  bundle    Collect a pod's or workload's evidence into a bundle to share...\n"
@@ -96,53 +98,56 @@ BY_WIDTH = {
         '    kubectl gpudoctor node <node>         can this node run GPU pods?\n'
         '    kubectl gpudoctor rules [ID]          the rule catalogue, or one rule explained\n'
         '    kubectl gpudoctor bundle <pod|kind/name> -f out.tgz   collect the evidence to share\n'
-        '    kubectl gpudoctor --from DIR          diagnose a saved bundle (no cluster; - reads stdin)\n'
+        '    kubectl gpudoctor --from PATH         saved files: a dir, .tgz, YAML, -\n'
         '\n'
         '  Exit codes: 0 no critical finding, 1 problem diagnosed, 2 usage error or bad input, 3 could not\n'
         '  diagnose (cluster unreachable, unauthorized, timeout), 130 interrupted.\n'
         '\n'
         'Options:\n'
-        '  --version                      Print the version.\n'
-        '  --kubeconfig PATH              Path to the kubeconfig file (else KUBECONFIG, ~/.kube/config, in-\n'
-        '                                 cluster).\n'
-        '  --context NAME                 The kubeconfig context to use.\n'
-        '  --cluster NAME                 The kubeconfig cluster to use.\n'
-        '  --user NAME                    The kubeconfig user to use.\n'
-        "  -n, --namespace NS             Namespace of the pod (beats the context's namespace).\n"
-        '  -A, --all-namespaces           scan: the whole cluster; pod: find the pod in any namespace.\n'
-        '  --request-timeout DURATION     Timeout of each API request (e.g. 10s, 1m). Default 10s.\n'
-        '  -o, --output [text|json|yaml]  Output format. Default text.\n'
-        '  --color [auto|always|never]    Color the text report. Default auto (NO_COLOR, FORCE_COLOR, tty).\n'
-        '  --from PATH                    Diagnose saved files instead of the cluster: a bundle dir or\n'
-        '                                 .tgz, a `kubectl get -o yaml|json` file, or a `cluster-info dump`\n'
-        '                                 dir.\n'
-        '  --tail INTEGER RANGE           Log lines read per container. Default 80.  [1<=x<=10000]\n'
-        '  --ignore ID                    Skip a rule (repeatable).\n'
-        '  -v, --verbose                  Show passed and not-applicable checks too.\n'
-        '  --as USER                      Username to impersonate for the reads.\n'
-        "  --as-group GROUP               Group to impersonate (repeatable; with --as or the kubeconfig's\n"
-        '                                 as).\n'
-        "  --token TOKEN                  Bearer token for the API server (beats the kubeconfig's token; a\n"
-        '                                 tokenFile still wins, as in kubectl).\n'
-        "  -s, --server URL               The API server's address (beats the kubeconfig's; works without\n"
-        '                                 one).\n'
-        '  --certificate-authority PATH   CA certificate file for the API server.\n'
-        "  --insecure-skip-tls-verify     Do not verify the API server's certificate (insecure).\n"
-        "  --as-uid UID                   UID to impersonate (with --as or the kubeconfig's as).\n"
-        '  --username USER                Username for basic authentication to the API server.\n'
-        '  --password PASSWORD            Password for basic authentication to the API server.\n'
-        '  --client-certificate PATH      Client certificate file for TLS.\n'
-        '  --client-key PATH              Client key file for TLS.\n'
-        "  --tls-server-name NAME         Server name to check the API server's certificate against.\n"
-        '  --disable-compression          Ask for uncompressed answers.\n'
-        "  --cache-dir PATH               Accepted, as kubectl's; the plugin keeps no cache.\n"
-        "  --v N                          kubectl's log level (-v=N, --v N): accepted, logs nothing; -v\n"
-        '                                 alone is --verbose.\n'
-        "  --match-server-version         Accepted, as kubectl's (the plugin has no client version to\n"
-        '                                 match).\n'
-        "  --warnings-as-errors           Accepted, as kubectl's (the plugin's reads show no server\n"
-        '                                 warnings).\n'
-        '  -h, --help                     Show this message and exit.\n'
+        '  --version                       Print the version.\n'
+        '  --kubeconfig PATH               Path to the kubeconfig file (else KUBECONFIG, ~/.kube/config,\n'
+        '                                  in-cluster).\n'
+        '  --context NAME                  The kubeconfig context to use.\n'
+        '  --cluster NAME                  The kubeconfig cluster to use.\n'
+        '  --user NAME                     The kubeconfig user to use.\n'
+        "  -n, --namespace NS              Namespace of the pod (beats the context's namespace).\n"
+        '  -A, --all-namespaces            scan: the whole cluster; pod: find the pod in any namespace.\n'
+        '  --request-timeout DURATION      Timeout of each API request (e.g. 10s, 1m). Default 10s.\n'
+        '  -o, --output [text|wide|json|yaml]\n'
+        "                                  Output format. Default text; wide: every line whole, scan's full\n"
+        '                                  table.\n'
+        '  --color [auto|always|never]     Color the text report. Default auto (NO_COLOR, FORCE_COLOR,\n'
+        '                                  tty).\n'
+        '  --from PATH                     Diagnose saved files instead of the cluster: a bundle directory\n'
+        '                                  or archive (.tgz), a `kubectl get -o yaml|json` file, a\n'
+        '                                  `cluster-info dump` directory, or - (stdin).\n'
+        '  --tail INTEGER RANGE            Log lines read per container. Default 80.  [1<=x<=10000]\n'
+        '  --ignore ID                     Skip a rule (repeatable).\n'
+        '  -v, --verbose                   Show passed and not-applicable checks too.\n'
+        '  --as USER                       Username to impersonate for the reads.\n'
+        "  --as-group GROUP                Group to impersonate (repeatable; with --as or the kubeconfig's\n"
+        '                                  as).\n'
+        "  --token TOKEN                   Bearer token for the API server (beats the kubeconfig's token; a\n"
+        '                                  tokenFile still wins, as in kubectl).\n'
+        "  -s, --server URL                The API server's address (beats the kubeconfig's; works without\n"
+        '                                  one).\n'
+        '  --certificate-authority PATH    CA certificate file for the API server.\n'
+        "  --insecure-skip-tls-verify      Do not verify the API server's certificate (insecure).\n"
+        "  --as-uid UID                    UID to impersonate (with --as or the kubeconfig's as).\n"
+        '  --username USER                 Username for basic authentication to the API server.\n'
+        '  --password PASSWORD             Password for basic authentication to the API server.\n'
+        '  --client-certificate PATH       Client certificate file for TLS.\n'
+        '  --client-key PATH               Client key file for TLS.\n'
+        "  --tls-server-name NAME          Server name to check the API server's certificate against.\n"
+        '  --disable-compression           Ask for uncompressed answers.\n'
+        "  --cache-dir PATH                Accepted, as kubectl's; the plugin keeps no cache.\n"
+        "  --v N                           kubectl's log level (-v=N, --v N): accepted, logs nothing; -v\n"
+        '                                  alone is --verbose.\n'
+        "  --match-server-version          Accepted, as kubectl's (the plugin has no client version to\n"
+        '                                  match).\n'
+        "  --warnings-as-errors            Accepted, as kubectl's (the plugin's reads show no server\n"
+        '                                  warnings).\n'
+        '  -h, --help                      Show this message and exit.\n'
         '\n'
         'Commands:\n'
         "  bundle    Collect a pod's or workload's evidence into a bundle to share (Secrets as...\n"

@@ -18,7 +18,7 @@ OPTIONS: Dict[str, Tuple[Tuple[str, ...], object]] = {
     "namespace": (("-n", "--namespace"), "value"),
     "all_namespaces": (("-A", "--all-namespaces"), "flag"),
     "request_timeout": (("--request-timeout",), "value"),
-    "output": (("-o", "--output"), ("text", "json", "yaml")),
+    "output": (("-o", "--output"), ("text", "wide", "json", "yaml")),
     "color": (("--color",), ("auto", "always", "never")),
     "source": (("--from",), "value"),
     "tail": (("--tail",), "tail"),

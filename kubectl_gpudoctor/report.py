@@ -64,6 +64,7 @@ class Diagnosis:
     extra: Dict[str, object] = field(default_factory=dict)   # kind-specific tables (node inventory)
     health: str = ""          # the target's own state (healthy | progressing | failing); not in the document
     members: List["Diagnosis"] = field(default_factory=list)   # a workload's pod diagnoses ("items")
+    age: str = ""             # a pod's age when collected (scan's triage list); not in the document
 
     @property
     def internal_failures(self) -> List[Check]:
@@ -111,6 +112,10 @@ def target_ref(d: Diagnosis) -> str:
     return d.target["name"] if d.target["kind"] in ("Pod", "Node") else f"{d.target['kind'].lower()}/{d.target['name']}"
 
 
+def cause_key(d: Diagnosis) -> str:
+    return d.root_cause or ("unexplained" if d.exit_code == Exit.PROBLEM else "none")
+
+
 def cut(text: str, width: int = SUMMARY_COLUMN) -> str:
     """The text, or its first characters and … where it is cut."""
     return text if len(text) <= width else text[:width - 1].rstrip() + "…"
@@ -128,8 +133,16 @@ class ScanReport:
 
     @property
     def by_root_cause(self) -> Dict[str, int]:
-        counts = Counter(d.root_cause or ("unexplained" if d.exit_code == Exit.PROBLEM else "none") for d in self.items)
-        return dict(counts.most_common())
+        return {cause: len(items) for cause, items in self.groups().items()}
+
+    def groups(self) -> Dict[str, List[Diagnosis]]:
+        """The items by root cause ("unexplained": failing with none; "none": not healthy, nothing critical),
+        the cause with the most items first."""
+        groups: Dict[str, List[Diagnosis]] = {}
+        for d in self.items:
+            groups.setdefault(cause_key(d), []).append(d)
+        order = [cause for cause, _ in Counter({k: len(v) for k, v in groups.items()}).most_common()]
+        return {cause: groups[cause] for cause in order}
 
     @property
     def exit_code(self) -> Exit:

@@ -15,7 +15,7 @@ from .kube.objects import name, node_ready, spec
 from .rules import RULES
 from .rules.registry import PHASES, Hit, Rule, Unknown
 from .kube.autoscaler import scaling_up
-from .kube.timeutil import format_time, human_duration
+from .kube.timeutil import format_time, human_duration, parse_time
 from .kube.workloads import WORKLOAD_KINDS
 
 
@@ -162,7 +162,13 @@ def diagnose_pod(ev: Evidence, ignore: Iterable[str] = ()) -> Diagnosis:
         status=status, phase=podstate.display_status(pod), root_cause=cause_id(cause),
         summary=summary, findings=order_findings(findings, cause), checks=checks,
         gaps=[g.to_dict() for g in ev.gaps.values()], next_commands=nexts,
-        collected_at=format_time(ev.now()), health=health)
+        collected_at=format_time(ev.now()), health=health,
+        age=_age(pod, ev.now()))
+
+
+def _age(pod: dict, now) -> str:
+    created = parse_time(((pod or {}).get("metadata") or {}).get("creationTimestamp"))
+    return human_duration((now - created).total_seconds()) if created and now else ""
 
 
 def diagnose_node(ev: Evidence, ignore: Iterable[str] = ()) -> Diagnosis:

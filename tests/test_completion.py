@@ -15,6 +15,7 @@ from tests.live import BIN_DIR, assert_read_only, clean_env, serving
 
 ROOT = Path(__file__).resolve().parent.parent
 OOM_CASE = ROOT / "tests" / "cases" / "oom-killed" / "fail-startup-peak"
+QUOTA_CASE = ROOT / "tests" / "cases" / "pod-creation-rejected" / "fail-replicaset-gpu-quota-exceeded"
 POD = "inference-7d9f8b6c5-x2x9q"
 COMPLETE = os.path.join(BIN_DIR, "kubectl_complete-gpudoctor")
 
@@ -27,7 +28,8 @@ class FakeLister:
         self.calls.append((what, dict(conn)))
         return {"pods": [("train-0", ""), ("train-1", ""), ("infer-0", "")],
                 "nodes": [("gpu-a", ""), ("gpu-b", "")],
-                "namespaces": [("ml", ""), ("serving", "")]}[what]
+                "namespaces": [("ml", ""), ("serving", "")],
+                "deployments": [("chat", ""), ("train-api", "")], "statefulsets": [("train", "")]}.get(what, [])
 
 
 def values(args, lister=None):
@@ -54,7 +56,37 @@ def test_subcommand_arguments():
     assert [c[0] for c in lister.calls] == ["pods", "nodes"]
     assert values(["pod", "train-0", ""])[0] == []          # one pod per command
     assert values(["train-0", ""])[0] == []
-    assert values(["rules", ""])[0] == []
+    assert values(["rules", "oom"])[0] == ["oom-killed"]
+
+
+def test_subcommands_arguments_that_are_not_pods():
+    """rules <TAB>: rule ids; help <TAB>: commands; bundle <TAB>: pods; deploy/<TAB>: that kind's names."""
+    from kubectl_gpudoctor.rules import RULES
+    assert values(["rules", ""])[0] == list(RULES)
+    assert values(["rules", "oom-killed", ""])[0] == []
+    assert values(["help", "sc"])[0] == ["scan"]
+    assert values(["help", ""])[0] == [n for n, c in main_group.commands.items() if not c.hidden]
+    assert values(["bundle", "tr"])[0] == ["train-0", "train-1"]
+    lister = FakeLister()
+    assert values(["deploy/"], lister) == (["deploy/chat", "deploy/train-api"], completion.NO_FILE_COMP)
+    assert values(["deployments.apps/tr"], lister)[0] == ["deployments.apps/train-api"]
+    assert values(["sts/"], lister)[0] == ["sts/train"]
+    assert values(["bundle", "deploy/c"], lister)[0] == ["deploy/chat"]
+    assert values(["workload", "sts/t"], lister)[0] == ["sts/train"]
+    assert values(["node/gpu-a"], lister)[0] == ["node/gpu-a"]
+    assert [c[0] for c in lister.calls] == ["deployments", "deployments", "statefulsets", "deployments",
+                                            "statefulsets", "nodes"]
+    assert values(["svc/"])[0] == []                                   # not a kind the plugin diagnoses
+    assert values(["scan", "deploy/"])[0] == []                        # scan takes no target
+
+
+def test_a_typed_kind_is_completed_without_a_space():
+    words, directive = completion.complete(["st"], FakeLister())
+    assert words == ["sts/\tStatefulSet"] and directive == completion.NO_FILE_COMP | completion.NO_SPACE
+    words, directive = completion.complete(["d"], FakeLister())
+    assert [w.split("\t")[0] for w in words] == ["deploy/", "ds/"] and directive & completion.NO_SPACE
+    words, directive = completion.complete(["t"], FakeLister())   # a pod name too: the space stays
+    assert [w.split("\t")[0] for w in words] == ["train-0", "train-1"] and not directive & completion.NO_SPACE
 
 
 def test_flags_come_from_the_cli():
@@ -69,12 +101,12 @@ def test_flags_come_from_the_cli():
 
 
 @pytest.mark.parametrize("args,expected", [
-    (["-o", ""], ["text", "json", "yaml"]),
+    (["-o", ""], ["text", "wide", "json", "yaml"]),
     (["--output", "j"], ["json"]),
     (["--output=y"], ["--output=yaml"]),
     (["--color", ""], ["auto", "always", "never"]),
     (["pod", "x", "-o", "t"], ["text"]),
-    (["rules", "-o", ""], ["text", "json", "yaml"]),
+    (["rules", "-o", ""], ["text", "wide", "json", "yaml", "markdown"]),
     (["--ignore", "oom"], ["oom-killed"]),
 ])
 def test_flag_values(args, expected):
@@ -138,9 +170,19 @@ def test_executable_lists_live_pods_nodes_namespaces(tmp_path):
     assert "serving" in namespaces.stdout.splitlines()
 
 
+def test_executable_lists_live_workloads(tmp_path):
+    with serving(QUOTA_CASE, tmp_path, namespace="serving") as (srv, kc):
+        deploys = run_complete("--kubeconfig", kc, "deploy/")
+        bundle = run_complete("--kubeconfig", kc, "bundle", "deployment/c")
+        assert_read_only(srv)
+    assert {r.path for r in srv.requests} == {"/apis/apps/v1/namespaces/serving/deployments"}
+    assert deploys.stdout.splitlines() == ["deploy/chat", ":4"]
+    assert bundle.stdout.splitlines() == ["deployment/chat", ":4"]
+
+
 def test_executable_accepts_a_leading___complete(tmp_path):
     proc = run_complete("__complete", "-o", "")
-    assert proc.stdout.splitlines() == ["text", "json", "yaml", ":4"]
+    assert proc.stdout.splitlines() == ["text", "wide", "json", "yaml", ":4"]
 
 
 @pytest.mark.parametrize("kubeconfig", ["unreachable", "malformed", "missing"])

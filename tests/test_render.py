@@ -64,3 +64,32 @@ def test_verbose_lists_passed_checks():
 def test_inert_keeps_ordinary_text():
     assert inert("GPU 0: NVIDIA H100 — 80GB\tok\n") == "GPU 0: NVIDIA H100 — 80GB\tok\n"
     assert inert("a\nb", multiline=False) == "a\\nb"
+
+
+def test_rules_id_renders_for_a_terminal_and_markdown_on_request(capsys, monkeypatch):
+    """`rules <id>`: headings as words, no Markdown marks, the example as indented text; -o markdown: the section
+    published in docs/rules.md."""
+    import pytest
+
+    from kubectl_gpudoctor import cli
+    from kubectl_gpudoctor.render.ruledocs import explain
+
+    def run(*args):
+        with pytest.raises(SystemExit) as exc:
+            cli.main(list(args))
+        assert exc.value.code == 0
+        return capsys.readouterr().out
+
+    monkeypatch.setenv("COLUMNS", "80")
+    text = run("rules", "oom-killed")
+    assert "```" not in text and "**" not in text and "`" not in text
+    lines = text.splitlines()
+    assert lines[0] == "oom-killed — Container killed for exceeding its memory limit (OOMKilled)"
+    assert {"Fires when:", "Fix:", "Example:"} <= set(lines)
+    example = lines[lines.index("Example:") + 1:lines.index("", lines.index("Example:"))]
+    assert example and all(line.startswith("    ") for line in example) and "      limits:" in "\n".join(example)
+    assert all(len(line) <= 80 for line in lines if not line.startswith("https://"))
+    markdown = run("rules", "oom-killed", "-o", "markdown")
+    assert markdown == explain("oom-killed") and "```" in markdown and "**Container killed" in markdown
+    listing = run("rules")
+    assert all(len(line) <= 80 for line in listing.splitlines()) and "(PHASE left out at 80 columns" in listing

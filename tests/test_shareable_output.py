@@ -37,7 +37,7 @@ def test_rules_id_prints_the_published_section():
     with open(os.path.join(ROOT, "docs", "rules.md")) as f:
         page = f.read()
     section = re.search(r"^### oom-killed\n(.*?)(?=^##)", page, re.S | re.M).group(1).strip()
-    out = run_plugin("rules", "oom-killed", env=clean_env(KUBECONFIG="/nonexistent")).stdout
+    out = run_plugin("rules", "oom-killed", "-o", "markdown", env=clean_env(KUBECONFIG="/nonexistent")).stdout
     assert section in out
     assert PUBLISHED + "oom-killed" in out
 
@@ -76,7 +76,8 @@ def test_a_hand_made_bundle_still_reports_what_it_lacks(tmp_path):
 def test_text_wraps_prose_to_the_terminal_width_keeping_indentation():
     proc = run_plugin(POD, "--from", OOM, "--color", "never", env=clean_env(COLUMNS="72"))
     lines = proc.stdout.splitlines()
-    head = lines.index("[CRITICAL] Container killed for exceeding its memory limit (OOMKilled) (oom-killed)")
+    head = lines.index("[CRITICAL] Container killed for exceeding its memory limit (OOMKilled)") + 1
+    assert lines[head] == "    (oom-killed)"   # the title, wrapped with a hanging indent
     message = lines[head + 1:lines.index("  Evidence:", head)]
     assert len(message) > 1 and all(len(l) <= 72 and l.startswith("  ") and not l.startswith("   ") for l in message)
     fix = [i for i, l in enumerate(lines) if l.startswith("  Fix: Raise")][0]
@@ -89,7 +90,7 @@ def test_text_wraps_prose_to_the_terminal_width_keeping_indentation():
 
 def test_scan_summary_marks_where_it_cuts():
     proc, doc = run_json("scan", "-A", "--from", PENDING)
-    text = run_plugin("scan", "-A", "--from", PENDING, "--color", "never").stdout
+    text = run_plugin("scan", "-A", "--from", PENDING, "--color", "never", "-o", "wide").stdout   # the table
     full = doc["items"][0]["summary"]
     assert len(full) > 100
     assert "…" in text and full not in text and full[:60] in text
@@ -107,8 +108,8 @@ def test_clicolor_is_honoured():
 
 def test_tables_keep_version_strings():
     """tabulate would print CUDA 11.0 as 11 and 1.50 as 1.5: the text keeps what the labels say."""
-    from kubectl_gpudoctor.render.text import _table
-    out = _table([{"cuda": "11.0", "driver": "450.80.02", "count": 8}])
+    from kubectl_gpudoctor.render.text import table_lines
+    out = "\n".join(table_lines([{"cuda": "11.0", "driver": "450.80.02", "count": 8}], None))
     assert "11.0" in out and "450.80.02" in out
 
 

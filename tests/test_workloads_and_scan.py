@@ -64,6 +64,9 @@ def test_workload_diagnoses_its_failing_pods(tmp_path):
     assert [d["rootCause"] for d in doc["items"]] == ["oom-killed"]
     text = run_plugin("rs/inference-7d9f8b6c5", "--from", str(bundle), "--color", "never").stdout
     assert "── pod inference-7d9f8b6c5-x2x9q ──" in text and "[CRITICAL] Container killed" in text
+    lines = text.splitlines()
+    assert lines[1] == "Root cause: Container killed for exceeding its memory limit (OOMKilled) (oom-killed)"
+    assert sum(line.startswith("Checks:") for line in lines) == 1 and lines.count("Next:") == 1
 
 
 def test_scan_groups_unhealthy_gpu_pods_by_root_cause(tmp_path):
@@ -79,7 +82,9 @@ def test_scan_groups_unhealthy_gpu_pods_by_root_cause(tmp_path):
     assert doc["byRootCause"] == {"oom-killed": 1, "insufficient-gpu": 1}
     assert {d["target"]["name"] for d in doc["items"]} == {"inference-7d9f8b6c5-x2x9q", "llm-finetune-0"}
     assert ns_only["scope"] == "namespace serving" and [d["rootCause"] for d in ns_only["items"]] == ["oom-killed"]
-    assert "By root cause:" in text.stdout and "kubectl gpudoctor llm-finetune-0 -n ml" in text.stdout
+    assert "1 pod: Not enough free GPUs on any node (insufficient-gpu)" in text.stdout
+    assert "  Next: kubectl gpudoctor llm-finetune-0 -n ml" in text.stdout
+    assert "By root cause:" in run_plugin("scan", "-A", "--from", PENDING, "-o", "wide").stdout
 
 
 def test_scan_of_a_healthy_namespace_exits_0(tmp_path):

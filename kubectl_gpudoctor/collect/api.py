@@ -146,8 +146,8 @@ def read_target(api: Api, path: str, what: str, ns=None, meanwhile: Optional[Cal
         raise InvalidName(f"cannot read {what}{where}: {resp.message}")
     if resp.reason == "not-found":
         raise TargetNotFound(f"{what} not found{where}")
-    if resp.reason in ("forbidden", "unauthorized"):
-        raise ClusterError(f"cannot read {what}{where}: {resp.message}")
+    if resp.reason in ("unauthorized", "forbidden"):
+        raise ClusterError(refused(api, resp, "get", path, ns, f"cannot read {what}{where}"))
     if resp.reason == "timeout":
         raise ClusterError(f"timed out reading {what}{where} from the API server ({resp.message})")
     raise ClusterError(f"cannot reach the API server: {resp.message}")
@@ -178,6 +178,26 @@ def _target_shaped(api: Api, obj: dict, what: str, where: str, ns: Optional[str]
     api.repairs.setdefault((m.get("namespace"), m["name"]), []).append(
         (shapes.source_of(kind), f"{kind.lower()} {m['name']}: field ignored: " + "; ".join(p for _, p in found)))
     return fixed
+
+
+def refused(api: Api, resp: Response, verb: str, path: str, ns, doing: str) -> str:
+    """The one-line message of a 401 (whose credentials, and how to renew them) or a 403 (the RBAC verb and
+    resource the read needs) that ends a command."""
+    if resp.reason == "unauthorized":
+        return (f"credentials rejected by {api.server} ({resp.message}): refresh them (your cloud CLI's "
+                f"get-credentials / re-login) or pick another --context")
+    return f"{doing}: forbidden: needs RBAC verb {verb} on {_resource(path, ns)} (server said: {resp.message})"
+
+
+def _resource(path: str, ns) -> str:
+    """The resource a path reads, as RBAC names it: `pods in namespace ml`, `deployments.apps (cluster-wide)`."""
+    parts = path.strip("/").split("/")
+    group = "" if parts[0] == "api" else parts[1]
+    rest = parts[2:] if parts[0] == "api" else parts[3:]
+    if rest[:1] == ["namespaces"] and len(rest) > 2:
+        rest = rest[2:]
+    resource = rest[0] if rest else "?"
+    return f"{resource}{'.' + group if group else ''}" + (f" in namespace {ns}" if ns else " (cluster-wide)")
 
 
 def store(ev: Evidence, req: Request, resp: Response) -> None:

@@ -11,7 +11,7 @@ from ..kube.objects import (allocatable, claim_names, config_references, gpu_req
                             status)
 from ..kube.quantity import count
 from . import network, node, scheduling, workload
-from .api import METADATA_ONLY, Api, ClusterError, Request, TargetNotFound, quote, read_target
+from .api import METADATA_ONLY, Api, ClusterError, Request, TargetNotFound, quote, read_target, refused
 from .kubeconfig import ConnOptions, connect
 
 # Phase-specific readers add what their rules need, in two parallel rounds.
@@ -40,19 +40,26 @@ def collect_pod(opts: ConnOptions, pod_name: str, tail: int = 80, waiting=None) 
     if opts.all_namespaces and not opts.namespace:
         return evidence_for(api, find_pod(api, pod_name, first_wait), tail)
     ns = conn.namespace
-    pod = read_target(api, f"/api/v1/namespaces/{quote(ns)}/pods/{quote(pod_name)}", f'pods "{pod_name}"', ns,
-                      first_wait)
+    try:
+        pod = read_target(api, f"/api/v1/namespaces/{quote(ns)}/pods/{quote(pod_name)}", f'pods "{pod_name}"', ns,
+                          first_wait)
+    except TargetNotFound as exc:   # the failure path only: what the name may have meant
+        from .suggest import pod_hints
+        raise TargetNotFound(f"{exc}{pod_hints(api, ns, pod_name)}") from None
     return evidence_for(api, pod, tail)
 
 
 def find_pod(api: Api, pod_name: str, meanwhile=None) -> dict:
     """-A: the one pod of that name in any namespace (a filtered list, never every pod)."""
     resp = api.get("/api/v1/pods", {"fieldSelector": f"metadata.name={pod_name}"}, meanwhile=meanwhile)
+    if resp.reason in ("unauthorized", "forbidden"):
+        raise ClusterError(refused(api, resp, "list", "/api/v1/pods", None, "cannot search pods in all namespaces"))
     if resp.reason != "ok":
         raise ClusterError(f"cannot search pods in all namespaces: {resp.message}")
     items = resp.body.get("items") or []
     if not items:
-        raise TargetNotFound(f'pods "{pod_name}" not found in any namespace')
+        from .suggest import pod_hints
+        raise TargetNotFound(f'pods "{pod_name}" not found in any namespace{pod_hints(api, None, pod_name)}')
     if len(items) > 1:
         spaces = ", ".join(sorted(p["metadata"]["namespace"] for p in items))
         raise TargetNotFound(f'pod "{pod_name}" exists in namespaces {spaces}; pass -n')

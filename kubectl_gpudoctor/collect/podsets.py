@@ -9,7 +9,7 @@ from ..evidence import Evidence, ScanEvidence, Target
 from ..kube.objects import meta
 from ..kube.timeutil import format_time
 from ..kube.workloads import uid
-from .api import Api, ClusterError, Request, quote
+from .api import Api, ClusterError, Request, TargetNotFound, quote, refused
 from .kubeconfig import ConnOptions, connect
 from .parallel import run_all
 from .pod import evidence_for, read_target
@@ -25,8 +25,12 @@ def collect_workload(opts: ConnOptions, kind: str, wl_name: str, tail: int = 80)
     api = Api(conn.client, opts.request_timeout)
     ns = conn.namespace
     spec_ = workloads.KINDS[kind]
-    obj = read_target(api, f"{spec_.base}/namespaces/{quote(ns)}/{spec_.resource}/{quote(wl_name)}",
-                      f'{spec_.resource}.{spec_.group} "{wl_name}"', ns)
+    try:
+        obj = read_target(api, f"{spec_.base}/namespaces/{quote(ns)}/{spec_.resource}/{quote(wl_name)}",
+                          f'{spec_.resource}.{spec_.group} "{wl_name}"', ns)
+    except TargetNotFound as exc:   # the failure path only: what the name may have meant
+        from .suggest import workload_hints
+        raise TargetNotFound(f"{exc}{workload_hints(api, spec_, kind, ns, wl_name)}") from None
     return _workload(api, dict(obj, kind=spec_.kind, apiVersion=spec_.api_version), tail)
 
 
@@ -83,6 +87,9 @@ def _list_gpu_pods(api: Api, path: str, scope: str) -> Tuple[int, List[dict]]:
         if token:
             query["continue"] = token
         resp = api.get(path, query)
+        if resp.reason in ("unauthorized", "forbidden"):
+            ns = path.split("/")[4] if "/namespaces/" in path else None
+            raise ClusterError(refused(api, resp, "list", path, ns, f"cannot list pods in {scope}"))
         if resp.reason != "ok":
             raise ClusterError(f"cannot list pods in {scope}: {resp.message}")
         for p in resp.body.get("items") or []:

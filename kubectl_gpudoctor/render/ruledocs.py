@@ -49,10 +49,37 @@ def section(r) -> List[str]:
 
 
 def explain(rule_id: str) -> str:
-    """`kubectl gpudoctor rules <id>`: the rule's published section, offline, and where it is published."""
+    """`kubectl gpudoctor rules <id> -o markdown`: the rule's published section, and where it is published."""
     r = RULES[rule_id]
     lines = [f"{r.id} ({r.phase})", ""] + section(r) + [f"Docs: {r.docs}"]
     return "\n".join(lines) + "\n"
+
+
+def explain_text(rule_id: str, width=None, color: bool = False) -> str:
+    """`kubectl gpudoctor rules <id>`: the same section for a terminal: headings as words, prose wrapped to the
+    width, the example as indented text (commands continued with ` \\`), no Markdown marks."""
+    from .style import Style
+    from .text import HANG, INDENT, snippet_lines
+    from .wrap import fill, width_of
+    r, s = RULES[rule_id], Style(color)
+    out = fill(f"{s('bold', r.id)} — {s('bold', _plain(r.title))}", "", width, HANG)
+    out += fill(f"{r.phase} phase, {r.severity}; runs for {', '.join(r.targets).lower()}s", INDENT, width, HANG)
+    parts = [("Fires when", r.summary), ("Needs", r.needs and (
+        f"{', '.join(r.needs)} (a check whose source is unreadable is reported as unknown)")),
+        ("Fix", r.remediation)]
+    for heading, text in parts:
+        if text:
+            out += ["", s("bold", heading + ":")] + fill(_plain(text), INDENT, width)
+    if r.snippet:
+        out += ["", s("bold", "Example:")] + snippet_lines(r.snippet, s, width, INDENT * 2)
+    docs = f"Docs: {r.docs}"   # an address is never split: a terminal makes it a link only whole
+    out += ["", docs] if not width or width_of(docs) <= width else ["", "Docs:", r.docs]
+    return "\n".join(out) + "\n"
+
+
+def _plain(text: str) -> str:
+    """Markdown's inline marks dropped: `code` and **bold** read as their words on a terminal."""
+    return text.replace("**", "").replace("`", "")
 
 
 if __name__ == "__main__":

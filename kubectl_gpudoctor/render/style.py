@@ -9,7 +9,7 @@ def want_color(mode: str, output: str, isatty: bool, env: Optional[Mapping[str, 
     """--color always|never wins; auto honours NO_COLOR, then FORCE_COLOR and CLICOLOR_FORCE, then CLICOLOR=0,
     then whether stdout is a terminal."""
     env = os.environ if env is None else env
-    if output != "text" or mode == "never":
+    if output not in ("text", "wide") or mode == "never":
         return False
     if mode == "always":
         return True
