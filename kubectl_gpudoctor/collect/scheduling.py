@@ -28,10 +28,16 @@ def _pending(pod: dict) -> bool:
     return podstate.is_unscheduled_pending(pod)
 
 
+def _creating_with_claims(pod: dict) -> bool:
+    """On a node, not running yet, with DRA claims: the kubelet prepares the claims' devices through the driver's
+    kubelet plugin, so the claims, DeviceClasses and ResourceSlices still say why it is stuck."""
+    return bool(spec(pod).get("resourceClaims")) and podstate.stuck_in_creation(pod)
+
+
 def first_round(pod: dict) -> List[Request]:
     """Requests that need only the pod."""
     if not _pending(pod):
-        return []
+        return [Request("discovery", "get", f"/apis/{DRA_GROUP}", kind="APIGroup")] if _creating_with_claims(pod) else []
     ns = namespace(pod)
     reqs: List[Request] = []
     claims = storage.pod_claims(pod)
@@ -90,8 +96,10 @@ def second_round(ev: Evidence) -> List[Request]:
     """Requests that need the first round's answers: bound PVs, claim events, DRA objects, and for a GPU pod the
     pods on the GPU nodes it waits for (their own stack) and, when GPUs are missing, the DaemonSets."""
     pod = ev.pod
-    if pod is None or not _pending(pod):
+    if pod is None:
         return []
+    if not _pending(pod):
+        return _dra_requests(ev, pod) if _creating_with_claims(pod) else []
     return _volume_requests(ev, pod) + _dra_requests(ev, pod) + _stack_requests(ev, pod)
 
 
