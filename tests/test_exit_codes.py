@@ -35,6 +35,7 @@ CRASHED = Check("oom-killed", "unknown", "internal error: KeyError: 'x'", intern
 
 @pytest.mark.parametrize("d,code", [
     pytest.param(diag("failing", "failing", [finding("critical")]), Exit.PROBLEM, id="critical-finding"),
+    pytest.param(diag("warning", "healthy", [finding("critical")]), Exit.PROBLEM, id="a-critical-finding-alone"),
     pytest.param(diag("failing", "failing", checks=[Check("app-error", "unknown", "pods/log forbidden")]),
                  Exit.PROBLEM, id="failing-unexplained-with-unknown-checks"),
     pytest.param(diag("unknown", "failing"), Exit.PROBLEM, id="unknown-but-the-target-fails"),
@@ -62,6 +63,23 @@ def test_diagnosis_exit_code_branches(d, code):
 def test_scan_exit_code_branches(items, code, status):
     report = ScanReport(scope="all namespaces", items=items, gpu_pods=len(items))
     assert (report.exit_code, report.status) == (code, status)
+
+
+def test_a_scan_counts_only_failing_pods_as_unexplained():
+    """A pod whose check crashed (exit 3) is not "unexplained" (that bucket is for failing pods no rule explains)."""
+    report = ScanReport(scope="ml", items=[diag("unknown", "healthy", checks=[CRASHED]), diag("failing", "failing")],
+                        gpu_pods=2)
+    assert report.by_root_cause == {"none": 1, "unexplained": 1}
+
+
+def test_the_contract_numbers():
+    assert [(e.name, int(e)) for e in Exit] == [("OK", 0), ("PROBLEM", 1), ("USAGE", 2), ("UNDIAGNOSABLE", 3),
+                                               ("INTERRUPTED", 130)]
+
+
+def test_a_healthy_pod_exits_0():
+    proc = run_plugin("--from", os.path.join(CASES, "crash-backoff", "pass-no-restarts"))
+    assert proc.returncode == 0, (proc.returncode, proc.stderr)
 
 
 def _without_logs(tmp_path):
