@@ -29,19 +29,21 @@ def test_scan_groups_by_root_cause_most_pods_first(scan_file, capsys, monkeypatc
     monkeypatch.setenv("COLUMNS", "120")
     text = _run(["scan", "-A", "--from", scan_file, "--color", "never"], capsys)
     heads = [b[0] for b in _blocks(text)]
+    # the StatefulSet's refusal names a missing RuntimeClass: that specific cause is its group (issue 21)
     assert heads == ["8 pods: Not enough free GPUs on any node (insufficient-gpu)",
-                     "2 workloads: The API server refuses to create the workload's pods (pod-creation-rejected)",
                      "1 pod: Container killed for exceeding its memory limit (OOMKilled) (oom-killed)",
-                     "1 workload: The Job failed and will not run again (job-failed)"]
+                     "1 workload: The Job failed and will not run again (job-failed)",
+                     "1 workload: RuntimeClass does not exist (runtimeclass-not-found)",
+                     "1 workload: The API server refuses to create the workload's pods (pod-creation-rejected)"]
     first = _blocks(text)[0]
     assert [line.split()[0] for line in first[1:6]] == [f"ml/llm-finetune-{i}" for i in range(5)]
     assert first[1].split()[1:] == ["-", "31m10s"]               # node (none yet), age when collected
     assert first[6] == "  and 3 more: -o wide"                   # never cut silently
     assert sum(line.startswith("  Fix: ") for line in first) == 1   # the one fix they share
     assert first[-1] == "  Next: kubectl gpudoctor llm-finetune-0 -n ml"
-    refused = _blocks(text)[1]
+    refused = _blocks(text)[3]
     assert refused[1].split() == ["research/statefulset/train", "0/2", "ready", "-"]
-    assert refused[3].startswith("  Fix for statefulset/train: ")   # their fixes name different objects
+    assert refused[2].startswith("  Fix: ") and "RuntimeClass nvidia-cdi" in " ".join(refused[2:4])
 
 
 def test_scan_wide_is_the_full_table(scan_file, capsys, monkeypatch):

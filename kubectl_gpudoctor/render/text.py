@@ -53,7 +53,8 @@ def _head(diag, cause, s, width) -> List[str]:
     out = fill(f"{s(diag.status, diag.status.upper())}  {inert(where, False)}  ({inert(diag.phase, False)})", "",
                width, HANG)
     if cause:
-        out += fill(f"Root cause: {s('bold', inert(cause.title, False))} ({diag.root_cause or cause.id})", "", width, HANG)
+        key = diag.root_cause or cause.id
+        out += fill(f"Root cause: {s('bold', inert(_title(cause, key), False))} ({key})", "", width, HANG)
     out += fill(inert(diag.summary, False), "", width, INDENT)
     also = [f.id for f in diag.findings if f is not cause and f.severity in ("critical", "warning")]
     if also:
@@ -185,8 +186,17 @@ def _cause_title(key: str, items) -> str:
         return "not explained: failing, but no rule names the cause (kubectl describe shows what is known)"
     if key == "none":
         return "no critical finding: not healthy yet (starting, or warnings only); nothing to fix yet"
-    f = next((f for d in items for f in d.findings if f.id == key), None)
-    return f"{inert(f.title, False)} ({key})" if f else key
+    f = next((f for d in items for f in d.findings if key in (f.id, f.cause)), None)
+    return f"{inert(_title(f, key), False)} ({key})" if f else key
+
+
+def _title(f, key: str) -> str:
+    """The title of the cause `key`: the finding's own, or, when an umbrella finding names a more specific cause
+    (its `cause`), that rule's title."""
+    if f.id == key:
+        return f.title
+    from ..rules.registry import RULES   # loaded already: the verdict that named the cause ran the rules
+    return RULES[key].title if key in RULES else f.title
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -283,7 +293,7 @@ def _shared_fix(key: str, items, s, width) -> List[str]:
         d = items[0]
         return command(f"Look: kubectl describe pod {inert(d.target['name'], False)} -n "
                        f"{inert(d.target['namespace'], False)}", INDENT, width) if d.target["kind"] == "Pod" else []
-    fixes = [next((f.remediation for f in d.findings if f.id == key and f.remediation), "") for d in items]
+    fixes = [next((f.remediation for f in d.findings if key in (f.id, f.cause) and f.remediation), "") for d in items]
     if key == "none" or not fixes[0]:
         return []
     from ..report import target_ref
