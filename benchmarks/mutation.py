@@ -22,11 +22,12 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PYTEST = f"{sys.executable} -m pytest -x -q -p no:cacheprovider"
 
-# (group, modules to mutate, the fast tests that pin them). Declared here, in one visible list.
+# (group, modules to mutate, the fast tests that pin them). Declared here, in one visible list. A module written
+# `path::f,g` is mutated only inside those definitions (functions, methods, properties).
 GROUPS = [
     ("exit-codes", ["kubectl_gpudoctor/report.py", "kubectl_gpudoctor/exitcodes.py"],
      ["tests/test_exit_codes.py", "tests/test_report_document.py"]),
-    ("root-cause", ["kubectl_gpudoctor/verdict.py"],
+    ("root-cause", ["kubectl_gpudoctor/verdict.py::root_cause,cause_id,order_findings,_drop_explained_fallbacks"],
      ["tests/test_exit_codes.py", "tests/test_verdict_choice.py"]),
     ("sanitize", ["kubectl_gpudoctor/safety/sanitize.py"],
      ["tests/test_hostile_text.py", "tests/test_render.py"]),
@@ -56,6 +57,16 @@ def _config(path: str, module: str, tests: list) -> None:
     with open(path, "w") as f:
         f.write(f'[cosmic-ray]\nmodule-path = "{module}"\ntimeout = 120.0\nexcluded-modules = []\n'
                 f'test-command = "{PYTEST} {existing}"\n\n[cosmic-ray.distributor]\nname = "local"\n')
+
+
+def _only(session: str, definitions: set) -> None:
+    """Keep the session's mutants inside the named definitions (cosmic-ray records each one's enclosing def)."""
+    import sqlite3
+    with sqlite3.connect(session) as db:
+        gone = [row[0] for row in db.execute("SELECT job_id, definition_name FROM mutation_specs")
+                if row[1] not in definitions]
+        db.executemany("DELETE FROM mutation_specs WHERE job_id = ?", [(j,) for j in gone])
+        db.executemany("DELETE FROM work_items WHERE job_id = ?", [(j,) for j in gone])
 
 
 def _results(session: str) -> tuple:
@@ -93,11 +104,14 @@ def run_group(name: str, modules: list, tests: list, keep: str | None) -> dict:
     env = dict(os.environ, PYTHONPATH=tree, PATH=os.path.dirname(sys.executable) + os.pathsep + os.environ["PATH"])
     totals = {"group": name, "killed": 0, "survived": 0, "incompetent": 0, "survivors": [], "seconds": 0.0}
     start = time.monotonic()
-    for module in modules:
+    for spec in modules:
+        module, _, only = spec.partition("::")
         cfg, session = os.path.join(work, "cr.toml"), os.path.join(work, f"{os.path.basename(module)}.sqlite")
         _config(cfg, module, tests)
-        for step in (["cosmic-ray", "init", cfg, session], ["cosmic-ray", "exec", cfg, session]):
-            subprocess.run(step, cwd=tree, env=env, check=True, capture_output=True)
+        subprocess.run(["cosmic-ray", "init", cfg, session], cwd=tree, env=env, check=True, capture_output=True)
+        if only:
+            _only(session, set(only.split(",")))
+        subprocess.run(["cosmic-ray", "exec", cfg, session], cwd=tree, env=env, check=True, capture_output=True)
         k, s, i, surv = _results(session)
         totals["killed"] += k
         totals["survived"] += s
