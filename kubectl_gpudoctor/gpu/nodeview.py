@@ -270,11 +270,13 @@ def tables(ev: Evidence) -> Dict[str, List[dict]]:
     """The node view's tables, keyed as they appear in -o json (camelCase, always present)."""
     node = ev.node
     if node is None:
-        return {k: [] for k in ("resources", "gpu", "gpuPods", "operatorPods", "taints", "conditions")}
+        return {k: [] for k in ("resources", "gpu", "gpuPods", "operatorPods", "gpuHealth", "taints", "conditions")}
     known = pods_known(ev, name(node))
+    from . import dcgm   # the per-GPU health table from dcgm-exporter's metrics, when they were read
     return {"resources": resource_rows(ev, node), "gpu": gpu_rows(node),
             "gpuPods": gpu_pod_rows(ev, node) if known else [],
             "operatorPods": operator_pod_rows(ev, node) if known else [],
+            "gpuHealth": dcgm.gpu_rows(ev, node) if known else [],
             "taints": taint_rows(node), "conditions": condition_rows(node)}
 
 

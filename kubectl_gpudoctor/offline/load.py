@@ -53,7 +53,11 @@ def load(path: str, kind: str = "Pod", name: Optional[str] = None, namespace: Op
     else:
         objects, logs, meta = _read_objects(path), {}, {}
     shapes.check(objects, meta, path)   # malformed input is a usage error naming the field, not a crash
-    return _evidence(objects, logs, meta, kind, name, namespace, tail)
+    ev = _evidence(objects, logs, meta, kind, name, namespace, tail)
+    if os.path.isdir(path):
+        from . import metrics   # dcgm-exporter metrics a bundle saved
+        metrics.attach(ev, path)
+    return ev
 
 
 _STDIN: List[str] = []

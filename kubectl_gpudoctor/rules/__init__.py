@@ -10,6 +10,6 @@ from .init import containers  # noqa: F401
 from .crash import exits, backoff, gpu, cuda, host, app  # noqa: F401
 from .eviction import evicted, deadline  # noqa: F401
 from .network import pod_network, rdma  # noqa: F401
-from .node import resources as node_resources, inventory, stack, plugin_log  # noqa: F401
+from .node import resources as node_resources, inventory, stack, plugin_log, health  # noqa: F401
 
 sort_rules()

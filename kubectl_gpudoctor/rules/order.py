@@ -74,10 +74,13 @@ RULE_ORDER = (
     # node
     "gpu-allocatable-zero",
     "gpus-unhealthy",
+    "gpu-xid-critical",
+    "gpu-memory-errors",
     "mig-config-failed",
     "node-cordoned",
     "gpu-inventory",
     "device-plugin-not-running",
     "device-plugin-finds-no-gpu",
     "gpu-operator-component-failing",
+    "gpu-throttled",
 )

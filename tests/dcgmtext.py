@@ -1,0 +1,91 @@
+"""dcgm-exporter /metrics text for test cases, shaped as dcgm-exporter 3.3 writes it: its HELP/TYPE lines from
+etc/default-counters.csv (plus the ECC, row-remap and clock-event fields a custom counters file enables), its labels
+(gpu, UUID, pci_bus_id, device, modelName, Hostname, DCGM_FI_DRIVER_VERSION, then container/namespace/pod from the
+kubelet's pod-resources API; err_code/err_msg on DCGM_FI_DEV_XID_ERRORS); run as a script to rewrite the cases."""
+from __future__ import annotations
+
+from pathlib import Path
+
+HELP = {
+    "DCGM_FI_DEV_SM_CLOCK": ("gauge", "SM clock frequency (in MHz)."),
+    "DCGM_FI_DEV_GPU_TEMP": ("gauge", "GPU temperature (in C)."),
+    "DCGM_FI_DEV_POWER_USAGE": ("gauge", "Power draw (in W)."),
+    "DCGM_FI_DEV_GPU_UTIL": ("gauge", "GPU utilization (in %)."),
+    "DCGM_FI_DEV_XID_ERRORS": ("gauge", "Value of the last XID error encountered."),
+    "DCGM_FI_DEV_FB_FREE": ("gauge", "Framebuffer memory free (in MiB)."),
+    "DCGM_FI_DEV_FB_USED": ("gauge", "Framebuffer memory used (in MiB)."),
+    "DCGM_FI_DEV_FB_RESERVED": ("gauge", "Framebuffer memory reserved (in MiB)."),
+    "DCGM_FI_DEV_ECC_DBE_VOL_TOTAL": ("counter", "Total number of double-bit volatile ECC errors."),
+    "DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS": ("counter", "Number of remapped rows for uncorrectable errors"),
+    "DCGM_FI_DEV_CORRECTABLE_REMAPPED_ROWS": ("counter", "Number of remapped rows for correctable errors"),
+    "DCGM_FI_DEV_ROW_REMAP_FAILURE": ("gauge", "Whether remapping of rows has failed"),
+    "DCGM_FI_DEV_ROW_REMAP_PENDING": ("gauge", "Whether remapping of rows is pending"),
+    "DCGM_FI_DEV_CLOCKS_EVENT_REASONS": ("gauge", "Current clock event reasons (bitmask)."),
+}
+H100 = "NVIDIA H100 80GB HBM3"
+UUIDS = ["GPU-3f2c1a9e-7b41-4d0e-9a55-0c6e8d2b71f4", "GPU-8a91d3c2-55e0-4f7b-b1c9-2e4d6f80a913",
+         "GPU-c04e7f12-9d3a-4b68-8e21-5f7a0b3c9d46", "GPU-5c2b9e7a-1f3d-4e8a-9b6c-2d7f0a4e1c93",
+         "GPU-e7a0c5d9-3b12-4f86-a94e-7d1c2b6f0e58", "GPU-19d4b7e3-6c20-4a5f-8d13-b9e0f2c7a641",
+         "GPU-a6f3e1b8-0d47-4c92-9e75-3b8d1a0c5f27", "GPU-72c8a0f5-e9b3-4d16-a2c4-6f0e9b1d3a85"]
+
+
+def exposition(host: str, gpus: list, pod_labels: bool = True, driver: str = "550.127.05") -> str:
+    """`gpus`: dicts with index and optional pod=(ns, pod, container), temp, fb_used, xid, dbe, remap_pending,
+    remap_failure, reasons, model."""
+    lines = []
+    for metric, (typ, text) in HELP.items():
+        lines += [f"# HELP {metric} {text}", f"# TYPE {metric} {typ}"]
+        for g in gpus:
+            i = g["index"]
+            lab = (f'gpu="{i}",UUID="{UUIDS[i]}",pci_bus_id="00000000:{0x18 + 0x10 * i:02X}:00.0",device="nvidia{i}",'
+                   f'modelName="{g.get("model", H100)}",Hostname="{host}",DCGM_FI_DRIVER_VERSION="{driver}"')
+            if pod_labels:
+                ns, pod, container = g.get("pod") or ("", "", "")
+                lab += f',container="{container}",namespace="{ns}",pod="{pod}"'
+            used = g.get("fb_used", 0)
+            value = {"DCGM_FI_DEV_SM_CLOCK": 1980, "DCGM_FI_DEV_GPU_TEMP": g.get("temp", 41),
+                     "DCGM_FI_DEV_POWER_USAGE": 512.3 if used else 71.2, "DCGM_FI_DEV_GPU_UTIL": 97 if used else 0,
+                     "DCGM_FI_DEV_XID_ERRORS": g.get("xid", 0), "DCGM_FI_DEV_FB_FREE": 81559 - used - 520,
+                     "DCGM_FI_DEV_FB_USED": used, "DCGM_FI_DEV_FB_RESERVED": 520,
+                     "DCGM_FI_DEV_ECC_DBE_VOL_TOTAL": g.get("dbe", 0),
+                     "DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS": g.get("uncorrectable_rows", 0),
+                     "DCGM_FI_DEV_CORRECTABLE_REMAPPED_ROWS": 0,
+                     "DCGM_FI_DEV_ROW_REMAP_FAILURE": int(g.get("remap_failure", False)),
+                     "DCGM_FI_DEV_ROW_REMAP_PENDING": int(g.get("remap_pending", False)),
+                     "DCGM_FI_DEV_CLOCKS_EVENT_REASONS": g.get("reasons", 0)}[metric]
+            if metric == "DCGM_FI_DEV_XID_ERRORS":
+                from kubectl_gpudoctor.data.xid import meaning
+                code = g.get("xid", 0)
+                lab += f',err_code="{code}",err_msg="{meaning(code) if code else "No Error"}"'
+            lines.append(f"{metric}{{{lab}}} {value}")
+    return "\n".join(lines) + "\n"
+
+
+CASES = Path(__file__).parent / "cases"
+
+
+def write(case: str, host: str, gpus: list, exporter: str, ns: str = "gpu-operator", **kw) -> None:
+    path = CASES / case / "metrics" / ns / f"{exporter}.prom"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(exposition(host, gpus, **kw))
+
+
+def _all(host, pod, overrides=None):
+    """Eight H100s held by one 8-GPU pod, with per-GPU overrides {index: {...}}."""
+    return [dict({"index": i, "pod": pod, "fb_used": 71234, "temp": 58}, **(overrides or {}).get(i, {})) for i in range(8)]
+
+
+if __name__ == "__main__":
+    trainer = ("training", "trainer-llm-1", "trainer")
+    h, exp = "gpu-h100-15", "nvidia-dcgm-exporter-2zdxk"
+    write("gpu-xid-critical/pass-healthy-gpus", h, _all(h, trainer), exp)
+    write("gpu-xid-critical/fail-xid-79-fallen-off-bus", h, _all(h, trainer, {3: {"xid": 79, "fb_used": 0}}), exp)
+    write("gpu-xid-critical/fail-xid-48-double-bit-ecc", h, _all(h, trainer, {5: {"xid": 48, "dbe": 2}}), exp)
+    write("gpu-xid-critical/fail-xid-94-no-pod-labels", h, _all(h, trainer, {1: {"xid": 94}}), exp,
+          pod_labels=False)
+    write("gpu-xid-critical/pass-xid-13-application-fault", h, _all(h, trainer, {2: {"xid": 13}}), exp)
+    write("gpu-memory-errors/fail-row-remap-pending", h,
+          _all(h, trainer, {6: {"xid": 63, "remap_pending": True, "uncorrectable_rows": 1}}), exp)
+    write("gpu-memory-errors/pass-healthy-gpus", h, _all(h, trainer), exp)
+    write("gpu-throttled/fail-thermal-slowdown", h, _all(h, trainer, {4: {"temp": 91, "reasons": 0x40 | 0x20}}), exp)
+    write("gpu-throttled/pass-idle-clocks", h, _all(h, trainer, {4: {"reasons": 0x1}}), exp)
