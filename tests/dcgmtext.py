@@ -75,7 +75,7 @@ def _all(host, pod, overrides=None):
     return [dict({"index": i, "pod": pod, "fb_used": 71234, "temp": 58}, **(overrides or {}).get(i, {})) for i in range(8)]
 
 
-if __name__ == "__main__":
+def node_cases() -> None:
     trainer = ("training", "trainer-llm-1", "trainer")
     h, exp = "gpu-h100-15", "nvidia-dcgm-exporter-2zdxk"
     write("gpu-xid-critical/pass-healthy-gpus", h, _all(h, trainer), exp)
@@ -89,3 +89,56 @@ if __name__ == "__main__":
     write("gpu-memory-errors/pass-healthy-gpus", h, _all(h, trainer), exp)
     write("gpu-throttled/fail-thermal-slowdown", h, _all(h, trainer, {4: {"temp": 91, "reasons": 0x40 | 0x20}}), exp)
     write("gpu-throttled/pass-idle-clocks", h, _all(h, trainer, {4: {"reasons": 0x1}}), exp)
+
+
+def crashing_trainer_case(case: str, log: str) -> None:
+    """The healthy gpu-h100-15 node case with its 8-GPU trainer in CrashLoopBackOff after `log`, as a pod bundle."""
+    import yaml
+    base = CASES / "gpus-unhealthy" / "pass-all-allocated-not-unhealthy"
+    docs = [d for d in yaml.safe_load_all((base / "objects.yaml").read_text()) if d]
+    for d in docs:
+        if d["kind"] == "Pod" and d["metadata"]["name"] == "trainer-llm-1":
+            st = d["status"]
+            for c in st["conditions"]:
+                if c["type"] in ("Ready", "ContainersReady"):
+                    c.update(status="False", reason="ContainersNotReady",
+                             message="containers with unready status: [trainer]", lastTransitionTime="2026-11-30T09:41:12Z")
+            cs = st["containerStatuses"][0]
+            cs.update(ready=False, started=False, restartCount=4, state={"waiting": {
+                "reason": "CrashLoopBackOff",
+                "message": "back-off 1m20s restarting failed container=trainer pod=trainer-llm-1_training"
+                           "(3e46c7b9-5f67-4f85-a2d0-34a1ac3c9d26)"}},
+                lastState={"terminated": {"exitCode": 1, "reason": "Error", "startedAt": "2026-11-30T09:52:40Z",
+                                          "finishedAt": "2026-11-30T09:58:03Z", "containerID": cs["containerID"]}})
+    out = CASES / case
+    (out / "logs" / "training" / "trainer-llm-1").mkdir(parents=True, exist_ok=True)
+    (out / "objects.yaml").write_text(yaml.safe_dump_all(docs, sort_keys=False))
+    (out / "bundle.yaml").write_text("apiVersion: gpudoctor/v1\nkind: Bundle\ncollectedAt: '2026-11-30T10:00:00Z'\n"
+                                     "target:\n  kind: Pod\n  namespace: training\n  name: trainer-llm-1\n")
+    (out / "logs" / "training" / "trainer-llm-1" / "trainer.previous.log").write_text(log)
+
+
+# PyTorch's wording for a CUDA error raised by the runtime (c10/cuda/CUDAException), per rank under torchrun.
+ECC_LOG = """[rank5]: Traceback (most recent call last):
+[rank5]:   File "/opt/NeMo/examples/nlp/language_modeling/megatron_gpt_pretraining.py", line 38, in main
+[rank5]:     trainer.fit(model)
+[rank5]: RuntimeError: CUDA error: uncorrectable ECC error encountered
+[rank5]: CUDA kernel errors might be asynchronously reported at some other API call, so the stacktrace below might be incorrect.
+[rank5]: For debugging consider passing CUDA_LAUNCH_BLOCKING=1
+[rank5]: Compile with `TORCH_USE_CUDA_DSA` to enable device-side assertions.
+"""
+ILLEGAL_LOG = ECC_LOG.replace("uncorrectable ECC error encountered", "an illegal memory access was encountered")
+
+
+def pod_cases() -> None:
+    trainer = ("training", "trainer-llm-1", "trainer")
+    h, exp = "gpu-h100-15", "nvidia-dcgm-exporter-2zdxk"
+    crashing_trainer_case("gpu-failed-under-pod/fail-ecc-error-xid-48-same-gpu", ECC_LOG)
+    write("gpu-failed-under-pod/fail-ecc-error-xid-48-same-gpu", h, _all(h, trainer, {5: {"xid": 48, "dbe": 1}}), exp)
+    crashing_trainer_case("gpu-failed-under-pod/pass-illegal-access-healthy-gpus", ILLEGAL_LOG)
+    write("gpu-failed-under-pod/pass-illegal-access-healthy-gpus", h, _all(h, trainer, {5: {"xid": 31}}), exp)
+
+
+if __name__ == "__main__":
+    node_cases()
+    pod_cases()

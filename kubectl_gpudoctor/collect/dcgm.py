@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Optional
 
 from ..evidence import Evidence, Gap
-from ..gpu import dcgm
 from ..kube.objects import name, namespace
 from .api import Api
 from .parallel import Parallel
@@ -13,6 +12,7 @@ from .parallel import Parallel
 
 def start(api: Api, ev: Evidence, node: Optional[dict]) -> Optional[Parallel]:
     """The exporter's metrics GET, sent now (None when the node runs no exporter pod)."""
+    from ..gpu import dcgm   # the GPU-stack readers load once the first round is in flight (tests/test_imports.py)
     pods = dcgm.exporter_pods(ev, node) if node is not None else []
     if not pods:
         return None
@@ -24,6 +24,7 @@ def finish(pending: Optional[Parallel], ev: Evidence) -> None:
     """Store the answer: the metric text, or a gap naming the verb and subresource it needs."""
     if pending is None:
         return
+    from ..gpu import dcgm
     pod, resp = pending.results()[0]
     if resp.reason == "ok":
         ev.mark_read(dcgm.SOURCE)

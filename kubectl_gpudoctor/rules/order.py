@@ -44,6 +44,7 @@ RULE_ORDER = (
     "command-not-found",
     "app-error",
     "crash-backoff",
+    "gpu-failed-under-pod",
     "gpu-out-of-memory",
     "gpu-not-requested",
     "gpu-not-visible",

@@ -6,7 +6,7 @@ from typing import List, Optional
 
 from ... import lazyre
 from ...data import xid as xids
-from ...gpu import dcgm
+from ...gpu import dcgm, stack as gpustack
 from ...kube.objects import name, namespace, status
 from ._common import node_line, node_or_unknown, on_gpu_node
 from ..registry import SPECIFIC, DEFAULT, Hit, Line, Unknown, rule
@@ -26,6 +26,9 @@ def _health(ev):
     if not isinstance(node, dict):
         return None, None, node
     exporter, gpus, why = dcgm.node_gpus(ev, node)
+    if exporter is None and gpustack.pods_known(ev, name(node)):
+        return node, None, Unknown(f"not checked: no dcgm-exporter pod runs on node {name(node)}, so the GPUs' own "
+                                   f"health (Xid, ECC, throttling) is not reported")
     if gpus is None:
         return node, None, Unknown(why) if why else None
     if ev.pod is not None:
@@ -66,7 +69,7 @@ def _xid_text(g: dict) -> str:
             + (f"; DCGM_EXP_XID_ERRORS_COUNT {counts}" if counts else ""))
 
 
-def _cuda_fault_line(ev) -> Optional[Line]:
+def cuda_fault_line(ev) -> Optional[Line]:
     pod = ev.pod
     if pod is None:
         return None
@@ -105,7 +108,7 @@ def gpu_xid_critical(ev):
                f"{dcgm.xid_age(g, x)}." + _used_by(g, ev))
         lines = [_metric_line(dcgm.exporter_pods(ev, node)[0], "DCGM_FI_DEV_XID_ERRORS",
                               _xid_text(g))]
-        cuda = _cuda_fault_line(ev)
+        cuda = cuda_fault_line(ev)
         if cuda is not None:
             msg += f" The pod's CUDA error ({cuda.text[:120]}) happened on this GPU: the GPU is the cause, not the code."
             lines.append(cuda)
