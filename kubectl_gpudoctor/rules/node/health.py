@@ -119,7 +119,7 @@ def gpu_xid_critical(ev):
     if agents:
         c = agents[0]
         return Hit(f"Node {name(node)} has GPU health condition {c.get('type')}=True"
-                   f"{' (' + c['reason'] + ')' if c.get('reason') else ''}: {c.get('message') or 'no message'}.",
+                   f"{' (' + c['reason'] + ')' if c.get('reason') else ''}: {(c.get('message') or 'no message').rstrip('.')}.",
                    [node_line(node, f"status.conditions[{c.get('type')}]", c.get("message") or "True")],
                    values={"gpu": "named in the condition", "action": xids.RESET_GPU},
                    summary=f"GPU health condition {c.get('type')} on {name(node)}")
