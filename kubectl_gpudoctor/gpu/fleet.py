@@ -107,7 +107,7 @@ def free_summary(rows: List[dict]) -> List[dict]:
             "schedulableFree": 0, "largestFree": 0})
         g["nodes"] += 1
         g["allocatable"] += int(r["allocatable"])
-        free = int(r["free"] or 0)
+        free = max(0, int(r["free"] or 0))   # a node whose plugin stopped advertising holds more than it has
         g["free"] += free
         if schedulable(r):
             g["schedulableFree"] += free

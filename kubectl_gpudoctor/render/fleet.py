@@ -6,6 +6,7 @@ from typing import List, Optional
 
 from ..safety.sanitize import inert
 from .style import Style
+from .wrap import fill
 
 NODE_WIDTH, GPU_WIDTH = 24, 16
 
@@ -43,8 +44,9 @@ def _table(headers: List[str], body: List[list]) -> str:
 def to_text(report, color: bool = False, width: Optional[int] = None) -> str:
     s = Style(color)
     free = sum(g["schedulableFree"] for g in report.free)
-    out = [f"{s(report.status, report.status.upper())}  {report.gpu_nodes} GPU node(s), {free} GPU(s) free on "
-           f"schedulable nodes, {sum(len(g['nodes']) for g in report.unavailable)} node(s) cannot run GPU pods"]
+    bad = sum(len(g["nodes"]) for g in report.unavailable)
+    head = f"{report.gpu_nodes} GPU node(s), {free} free GPU(s) on schedulable nodes, {bad} with a critical problem"
+    out = fill(f"{s(report.status, report.status.upper())}  {head}", "", min(width or 80, 80))
     if report.nodes:
         body = [[_cut(r["node"], NODE_WIDTH), _cut(_gpu(r), GPU_WIDTH), r["allocatable"],
                  "-" if r["requested"] is None else r["requested"], "-" if r["free"] is None else r["free"],
@@ -53,7 +55,7 @@ def to_text(report, color: bool = False, width: Optional[int] = None) -> str:
     if report.free:
         body = [[_cut(_gpu(dict(g, model=g["model"])), 22), g["nodes"], g["allocatable"], g["free"],
                  g["largestFree"]] for g in report.free]
-        out += ["", s("bold", "Free GPUs (largest: the most one pod can get on one schedulable node):"),
+        out += ["", s("bold", "Free GPUs (LARGEST: the most one pod can get on one node):"),
                 _table(["GPU", "NODES", "ALLOC", "FREE", "LARGEST"], body)]
     if report.unavailable:
         out += ["", s("bold", "Nodes with a critical problem, by root cause:")]
