@@ -8,7 +8,7 @@ from ... import lazyre
 from ...data import xid as xids
 from ...gpu import dcgm, stack as gpustack
 from ...kube.objects import name, namespace, status
-from ._common import node_line, node_or_unknown, on_gpu_node
+from ._common import node_line, node_or_unknown, on_gpu_node, troubled_gpu_pod
 from ..registry import SPECIFIC, DEFAULT, Hit, Line, Unknown, rule
 
 # Node conditions that GPU health agents set: node-problem-detector's GPU checks (AKS: GPUMissing, GPUXIDErrors,
@@ -36,6 +36,15 @@ def _health(ev):
         if mine:
             return node, mine, None
     return node, gpus, None
+
+
+def applies(ev) -> bool:
+    """The node view of a GPU node; under a GPU pod in trouble, when its node runs dcgm-exporter or a health agent
+    set a GPU condition there (without either, the pod view says nothing about GPU health)."""
+    if ev.target.kind == "Node":
+        return on_gpu_node(ev)
+    node = ev.node
+    return troubled_gpu_pod(ev) and node is not None and bool(dcgm.exporter_pods(ev, node) or agent_conditions(node))
 
 
 def agent_conditions(node: dict) -> List[dict]:
@@ -82,7 +91,7 @@ def cuda_fault_line(ev) -> Optional[Line]:
     return None
 
 
-@rule("gpu-xid-critical", phase="node", severity="critical", rank=SPECIFIC, applies=on_gpu_node,
+@rule("gpu-xid-critical", phase="node", severity="critical", rank=SPECIFIC, applies=applies,
       targets=("Pod", "Node"), needs=("nodes", "pods"),
       title="A GPU reported a critical Xid error",
       remediation="Stop scheduling onto $node and take GPU $gpu out of service: cordon and drain the node, then "
@@ -126,7 +135,7 @@ def gpu_xid_critical(ev):
     return unknown
 
 
-@rule("gpu-memory-errors", phase="node", severity="critical", rank=DEFAULT, applies=on_gpu_node,
+@rule("gpu-memory-errors", phase="node", severity="critical", rank=DEFAULT, applies=applies,
       targets=("Pod", "Node"), needs=("nodes", "pods"),
       title="GPU memory has uncorrectable errors or a pending row remap",
       remediation="Drain $node and reset GPU $gpu so the pending row remap takes effect (or replace the GPU when "
@@ -151,7 +160,7 @@ def gpu_memory_errors(ev):
     return None
 
 
-@rule("gpu-throttled", phase="node", severity="warning", rank=DEFAULT, applies=on_gpu_node,
+@rule("gpu-throttled", phase="node", severity="warning", rank=DEFAULT, applies=applies,
       targets=("Pod", "Node"), needs=("nodes", "pods"),
       title="A GPU is slowed down by heat or power",
       remediation="Check cooling and power on $node (fans, airflow, power capping); GPU $gpu runs below its clocks, "
