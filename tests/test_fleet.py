@@ -68,3 +68,13 @@ def test_live_health_reads_each_exporter_once(tmp_path):
 def test_nodes_with_a_name_is_the_node_view():
     proc = run_plugin("nodes", "gpu-h100-15", "--from", XID79)
     assert proc.stdout.startswith("FAILING  Node gpu-h100-15"), proc.stdout + proc.stderr
+
+
+def test_fleet_document_matches_the_schema():
+    import jsonschema
+    from tests.conftest import ROOT
+    with open(os.path.join(ROOT, "docs", "gpudoctor-v1.schema.json")) as f:
+        schema = json.load(f)
+    doc = json.loads(run_plugin("nodes", "--from", XID79, "-o", "json").stdout)
+    jsonschema.validate(doc, schema)
+    assert doc["kind"] == "FleetReport"
