@@ -39,9 +39,7 @@ def exposition(host: str, gpus: list, pod_labels: bool = True, driver: str = "55
             i = g["index"]
             lab = (f'gpu="{i}",UUID="{UUIDS[i]}",pci_bus_id="00000000:{0x18 + 0x10 * i:02X}:00.0",device="nvidia{i}",'
                    f'modelName="{g.get("model", H100)}",Hostname="{host}",DCGM_FI_DRIVER_VERSION="{driver}"')
-            if pod_labels:
-                ns, pod, container = g.get("pod") or ("", "", "")
-                lab += f',container="{container}",namespace="{ns}",pod="{pod}"'
+            holders = g.get("pods") or [g.get("pod") or ("", "", "")]   # a shared GPU repeats its series per pod
             used = g.get("fb_used", 0)
             value = {"DCGM_FI_DEV_SM_CLOCK": 1980, "DCGM_FI_DEV_GPU_TEMP": g.get("temp", 41),
                      "DCGM_FI_DEV_POWER_USAGE": 512.3 if used else 71.2, "DCGM_FI_DEV_GPU_UTIL": 97 if used else 0,
@@ -57,7 +55,9 @@ def exposition(host: str, gpus: list, pod_labels: bool = True, driver: str = "55
                 from kubectl_gpudoctor.data.xid import meaning
                 code = g.get("xid", 0)
                 lab += f',err_code="{code}",err_msg="{meaning(code) if code else "No Error"}"'
-            lines.append(f"{metric}{{{lab}}} {value}")
+            for ns, pod, container in holders if pod_labels else [("", "", "")]:
+                who = f',container="{container}",namespace="{ns}",pod="{pod}"' if pod_labels else ""
+                lines.append(f"{metric}{{{lab}{who}}} {value}")
     return "\n".join(lines) + "\n"
 
 
@@ -130,6 +130,53 @@ ECC_LOG = """[rank5]: Traceback (most recent call last):
 ILLEGAL_LOG = ECC_LOG.replace("uncorrectable ECC error encountered", "an illegal memory access was encountered")
 
 
+# PyTorch's CUDA allocator wording (torch.OutOfMemoryError), as in the gpu-out-of-memory cases.
+OOM_LOG = ("[rank0]: Traceback (most recent call last):\n"
+           '[rank0]:   File "/workspace/train.py", line 212, in <module>\n'
+           "[rank0]:     loss = model(batch).loss\n"
+           "[rank0]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity "
+           "of 79.10 GiB of which 1.31 GiB is free. Process 118022 has 38.77 GiB memory in use. Including non-PyTorch "
+           "memory, this process has 38.94 GiB memory in use. Of the allocated memory 36.12 GiB is allocated by "
+           "PyTorch, and 1.21 GiB is reserved by PyTorch but unallocated.\n")
+
+
+def shared_gpu_case(case: str, neighbour_mib: int) -> None:
+    """Time-slicing (4 replicas per GPU): the trainer (1 replica) crashed with a CUDA OOM on GPU 0, which a notebook
+    shares; `neighbour_mib` of GPU 0 in use when the exporter was read."""
+    import yaml
+    crashing_trainer_case(case, OOM_LOG)
+    path = CASES / case / "objects.yaml"
+    docs = list(yaml.safe_load_all(path.read_text()))
+    for d in docs:
+        if d["kind"] == "Node":
+            d["metadata"]["labels"].update({"nvidia.com/gpu.sharing-strategy": "time-slicing",
+                                            "nvidia.com/gpu.replicas": "4", "nvidia.com/gpu.product":
+                                            "NVIDIA-H100-80GB-HBM3-SHARED"})
+            d["status"]["capacity"]["nvidia.com/gpu"] = d["status"]["allocatable"]["nvidia.com/gpu"] = "32"
+        if d["kind"] == "Pod" and d["metadata"]["name"] == "trainer-llm-1":
+            res = d["spec"]["containers"][0]["resources"]
+            res["limits"]["nvidia.com/gpu"] = res["requests"]["nvidia.com/gpu"] = "1"
+            notebook = yaml.safe_load(yaml.safe_dump(d))
+    m = notebook["metadata"]
+    m.update(name="notebook-0", namespace="research", uid="5b0e2c71-8d4f-4a93-b6e1-2f7c9a0d3e48",
+             generateName="notebook-", labels={"app.kubernetes.io/name": "jupyter"})
+    m["ownerReferences"][0].update(name="notebook", uid="a3d9f1c2-7e64-4b08-9c5a-61e2f0b7d834")
+    notebook["spec"]["containers"][0].update(name="notebook", image="quay.io/jupyter/pytorch-notebook:cuda12-2024-11-25",
+                                             args=["start-notebook.py"])
+    cs = notebook["status"]["containerStatuses"][0]
+    cs.update(name="notebook", image="quay.io/jupyter/pytorch-notebook:cuda12-2024-11-25", ready=True, started=True,
+              restartCount=0, state={"running": {"startedAt": "2026-11-30T07:02:11Z"}}, lastState={})
+    for c in notebook["status"]["conditions"]:
+        c["status"], c.pop("reason", None), c.pop("message", None)
+        c["status"] = "True"
+    docs.append(notebook)
+    path.write_text(yaml.safe_dump_all(docs, sort_keys=False))
+    h, exp = "gpu-h100-15", "nvidia-dcgm-exporter-2zdxk"
+    gpus = [{"index": 0, "fb_used": neighbour_mib, "pods": [("research", "notebook-0", "notebook"),
+                                                            ("training", "trainer-llm-1", "trainer")]}]
+    write(case, h, gpus + [{"index": i} for i in range(1, 8)], exp)
+
+
 def pod_cases() -> None:
     trainer = ("training", "trainer-llm-1", "trainer")
     h, exp = "gpu-h100-15", "nvidia-dcgm-exporter-2zdxk"
@@ -137,6 +184,8 @@ def pod_cases() -> None:
     write("gpu-failed-under-pod/fail-ecc-error-xid-48-same-gpu", h, _all(h, trainer, {5: {"xid": 48, "dbe": 1}}), exp)
     crashing_trainer_case("gpu-failed-under-pod/pass-illegal-access-healthy-gpus", ILLEGAL_LOG)
     write("gpu-failed-under-pod/pass-illegal-access-healthy-gpus", h, _all(h, trainer, {5: {"xid": 31}}), exp)
+    shared_gpu_case("gpu-shared-memory-full/fail-time-sliced-neighbour-holds-memory", 79700)
+    shared_gpu_case("gpu-shared-memory-full/pass-shared-gpu-with-room", 40120)
 
 
 if __name__ == "__main__":

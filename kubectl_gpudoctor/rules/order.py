@@ -45,6 +45,7 @@ RULE_ORDER = (
     "app-error",
     "crash-backoff",
     "gpu-failed-under-pod",
+    "gpu-shared-memory-full",
     "gpu-out-of-memory",
     "gpu-not-requested",
     "gpu-not-visible",

@@ -31,3 +31,32 @@ def gpu_failed_under_pod(ev):
             return Hit(msg, [cuda], values={"gpu": g["index"], "action": entry.action if entry else xids.RESET_GPU},
                        summary=f"GPU {g['index']} on {name(node)} failed (Xid {bad[0]}) under the pod")
     return None
+
+
+SHARED_FULL = 0.9   # framebuffer in use on a shared GPU above which a tenant's CUDA OOM is the neighbours' doing
+
+
+@rule("gpu-shared-memory-full", phase="crash", severity="critical", rank=SPECIFIC, applies=troubled_gpu_pod,
+      targets=("Pod",), needs=("pods/log",),
+      title="Another pod holds the memory of the shared GPU",
+      remediation="The GPU is shared (time-slicing or MPS) and its memory is not divided: give $pod a GPU of its own "
+                  "(a whole nvidia.com/gpu or a MIG profile), or cap each tenant's memory (MPS "
+                  "CUDA_MPS_PINNED_DEVICE_MEM_LIMIT); other tenants on GPU $gpu: $others.",
+      snippet="kubectl get pods -A --field-selector spec.nodeName=$node -o wide")
+def gpu_shared_memory_full(ev):
+    """The pod ran out of GPU memory on a GPU that dcgm-exporter shows shared with other pods and nearly full."""
+    oom = health.cuda_oom_line(ev)
+    node = ev.node
+    if oom is None or node is None:
+        return None
+    _, gpus, _ = dcgm.node_gpus(ev, node)
+    for g in dcgm.pod_gpus(gpus or [], ev.pod):
+        used, total = dcgm.memory(g)
+        others = [h for h in dcgm.holders(g) if h != f"{ev.target.namespace}/{ev.target.name}"]
+        if others and used is not None and total and used >= SHARED_FULL * total:
+            msg = (f"The container ran out of GPU memory (\"{oom.text[:120]}\") on GPU {g['index']} {g['uuid']} of "
+                   f"node {name(node)}, which it shares with {', '.join(others[:4])}: {int(used)} of {int(total)} MiB "
+                   f"were in use on that GPU when the exporter was read.")
+            return Hit(msg, [oom], values={"gpu": g["index"], "others": ", ".join(others[:4])},
+                       summary=f"GPU {g['index']} on {name(node)} is shared and {int(100 * used / total)}% full")
+    return None

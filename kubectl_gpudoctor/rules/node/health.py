@@ -72,6 +72,14 @@ def _metric_line(pod: Optional[dict], what: str, text: str) -> Line:
     return Line("metric", ref, text)
 
 
+_CUDA_OOM = lazyre.compile(r"(?i)(?<![\w-])(?:CUDA out of memory|CUDA error: out of memory|cudaErrorMemoryAllocation)")
+
+
+def cuda_oom_line(ev) -> Optional[Line]:
+    """The pod's last CUDA out-of-memory line (previous log first)."""
+    return _last_line(ev, _CUDA_OOM)
+
+
 def _xid_text(g: dict) -> str:
     counts = ", ".join(f"Xid {x} x{n}" for x, n in sorted(g["xidCounts"].items()) if n)
     return (f"gpu={g['index']} UUID={g['uuid']} last Xid {g['lastXid']}"
@@ -79,6 +87,11 @@ def _xid_text(g: dict) -> str:
 
 
 def cuda_fault_line(ev) -> Optional[Line]:
+    """The pod's last CUDA/NCCL runtime error line that a failing GPU produces (previous log first)."""
+    return _last_line(ev, _CUDA_FAULT)
+
+
+def _last_line(ev, pattern) -> Optional[Line]:
     pod = ev.pod
     if pod is None:
         return None
@@ -86,7 +99,7 @@ def cuda_fault_line(ev) -> Optional[Line]:
         for previous in (True, False):
             text = ev.log(pod, c.get("name"), previous) or ""
             for line in reversed(text.splitlines()):
-                if _CUDA_FAULT.search(line):
+                if pattern.search(line):
                     return Line("log", f"{c.get('name')} {'previous log' if previous else 'log'}", line.strip()[:300])
     return None
 
