@@ -142,3 +142,12 @@ def test_bundle_keeps_the_metrics(tmp_path):
     bundle.write(ev, str(out))
     again = load.load(str(out), kind="Node")
     assert again.metrics == ev.metrics and again.readable("pods/proxy")
+
+
+def test_gpu_health_table_fits_80_columns():
+    import subprocess
+    import sys
+    proc = subprocess.run([sys.executable, "-m", "kubectl_gpudoctor", "node", "--from", XID79, "--color", "never"],
+                          capture_output=True, text=True, env=dict(os.environ, COLUMNS="80"))
+    table = proc.stdout.split("GPU health:\n", 1)[1].split("\n\n", 1)[0].splitlines()
+    assert len(table) == 9 and max(len(line) for line in table) <= 80, table

@@ -216,7 +216,9 @@ def gpu_rows(ev: Evidence, node: dict) -> List[dict]:
     for g in gpus or []:
         used, total = memory(g)
         xid = ",".join(str(x) for x in sorted(set(g["xidCounts"]) | ({g["lastXid"]} if g["lastXid"] else set())))
-        rows.append({"gpu": g["index"], "uuid": (g["uuid"] or "")[:12] or None, "model": _short_model(g["model"]),
+        # The model is in the GPU table above; the UUID's first 12 characters tell the GPUs of a node apart (the
+        # findings quote it whole): the table fits 80 columns.
+        rows.append({"gpu": g["index"], "uuid": (g["uuid"] or "")[:12] or None,
                      "memMiB": f"{int(used)}/{int(total)}" if used is not None and total is not None else None,
                      "temp": int(g["temperature"]) if g.get("temperature") is not None else None,
                      "xid": xid or None, "ecc": int(g.get("dbeVolatile") or 0) if "dbeVolatile" in g else None,
@@ -230,7 +232,3 @@ def _remap(g: dict) -> Optional[str]:
     if "remapPending" in g:
         return "pending" if g["remapPending"] else "no"
     return None
-
-
-def _short_model(model: Optional[str]) -> Optional[str]:
-    return model.replace("NVIDIA ", "")[:18] if model else None
