@@ -91,6 +91,7 @@ class Evidence:
     tail_lines: int = 80
     pod_nodes: Optional[Set[str]] = None   # nodes whose pods were listed; None: every pod is here
     metrics: Dict[Tuple[str, str], str] = field(default_factory=dict)   # (ns, pod) -> dcgm-exporter metric text
+    stack_only: bool = False   # only the GPU stack's pods were saved (NVIDIA must-gather): other pods are unknown
     _index: Dict[str, Tuple[list, Set[tuple]]] = field(default_factory=dict, repr=False, compare=False)
     memo: Dict[tuple, object] = field(default_factory=dict, repr=False, compare=False)   # pure readings, by inputs
 

@@ -648,6 +648,9 @@ class FakeApiServer:
             text = self._current_log(pod, ns, name, container)
         if tail is not None:
             text = "".join(text.splitlines(keepends=True)[-tail:]) if tail > 0 else ""
+        if query.get("timestamps") in ("true", "1"):  # the kubelet's RFC3339Nano time before each line
+            text = "".join(f"2026-11-30T09:58:0{i % 10}.{i:09d}Z {line}" for i, line in
+                           enumerate(text.splitlines(keepends=True)))
         return text.encode()[:limit_bytes]  # the kubelet applies tailLines first, then limitBytes
 
     def _proxied(self, req: Req, obj: dict) -> bytes:

@@ -104,9 +104,12 @@ def free_summary(rows: List[dict]) -> List[dict]:
     for r in rows:
         g = groups.setdefault((r["resource"], r["model"] or "-"), {
             "resource": r["resource"], "model": r["model"], "nodes": 0, "allocatable": 0, "free": 0,
-            "schedulableFree": 0, "largestFree": 0})
+            "schedulableFree": 0, "largestFree": 0, "unknownNodes": 0})
         g["nodes"] += 1
         g["allocatable"] += int(r["allocatable"])
+        if r["free"] is None:   # its pods were not all listed: what is free there is unknown, not all of it
+            g["unknownNodes"] += 1
+            continue
         free = max(0, int(r["free"] or 0))   # a node whose plugin stopped advertising holds more than it has
         g["free"] += free
         if schedulable(r):

@@ -19,6 +19,7 @@ def load_fleet(path: str, tail: int = 80) -> Tuple[List[Evidence], List[Gap], st
     evs = fleet.node_evidence(ev.all("Node"), pods, ev.all("ClusterPolicy"), ev.collected_at, gaps)
     for e in evs:
         e.metrics = ev.metrics
+        e.stack_only = ev.stack_only   # a must-gather: the GPU stack's pods only, requests unknown
         if ev.readable(SOURCE):
             e.mark_read(SOURCE)
     return evs, gaps, format_time(ev.now())

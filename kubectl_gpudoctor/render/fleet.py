@@ -53,8 +53,8 @@ def to_text(report, color: bool = False, width: Optional[int] = None) -> str:
                  _cut(r.get("driver"), 10), _cut(_state(r), 22)] for r in report.nodes]
         out += ["", _table(["NODE", "GPU", "ALLOC", "USED", "FREE", "DRIVER", "STATE"], body)]
     if report.free:
-        body = [[_cut(_gpu(dict(g, model=g["model"])), 22), g["nodes"], g["allocatable"], g["free"],
-                 g["largestFree"]] for g in report.free]
+        body = [[_cut(_gpu(dict(g, model=g["model"])), 22), g["nodes"], g["allocatable"],
+                 f"{g['free']}+?" if g["unknownNodes"] else g["free"], g["largestFree"]] for g in report.free]
         out += ["", s("bold", "Free GPUs (LARGEST: the most one pod can get on one node):"),
                 _table(["GPU", "NODES", "ALLOC", "FREE", "LARGEST"], body)]
     if report.unavailable:
