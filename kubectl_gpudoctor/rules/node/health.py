@@ -39,12 +39,16 @@ def _health(ev):
 
 
 def applies(ev) -> bool:
-    """The node view of a GPU node; under a GPU pod in trouble, when its node runs dcgm-exporter or a health agent
-    set a GPU condition there (without either, the pod view says nothing about GPU health)."""
+    """The node view of a GPU node; under a GPU pod in trouble, when its node's dcgm-exporter metrics were read or a
+    health agent set a GPU condition there. The pod view never turns unknown for want of them: the node view says
+    why they could not be read."""
     if ev.target.kind == "Node":
         return on_gpu_node(ev)
     node = ev.node
-    return troubled_gpu_pod(ev) and node is not None and bool(dcgm.exporter_pods(ev, node) or agent_conditions(node))
+    if not troubled_gpu_pod(ev) or node is None:
+        return False
+    read = ev.readable(dcgm.SOURCE) and any((namespace(p), name(p)) in ev.metrics for p in dcgm.exporter_pods(ev, node))
+    return read or bool(agent_conditions(node))
 
 
 def agent_conditions(node: dict) -> List[dict]:
