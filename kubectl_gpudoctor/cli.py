@@ -102,6 +102,7 @@ def main_group(ctx, **flags):
       kubectl gpudoctor deploy/<name>       a workload's pods (sts/, ds/, rs/, job/, cj/ too)
       kubectl gpudoctor scan [-n NS | -A]   every unhealthy GPU pod, grouped by root cause
       kubectl gpudoctor node <node>         can this node run GPU pods?
+      kubectl gpudoctor nodes [--health]    the GPU fleet: free GPUs, nodes that cannot run GPU pods
       kubectl gpudoctor rules [ID]          the rule catalogue, or one rule explained
       kubectl gpudoctor bundle <pod|kind/name> -f out.tgz   collect the evidence to share
       kubectl gpudoctor --from PATH         saved files: a dir, .tgz, YAML, -
@@ -138,6 +139,21 @@ def node(ctx, node_name, **flags):
     if not node_name and not merged.get("source"):
         raise click.UsageError("a node name is required (or --from PATH)")
     ctx.exit(_diagnose(ctx, "node", node_name, merged))
+
+
+@main_group.command(context_settings=CONTEXT)
+@click.argument("node_name", metavar="[NODE]", required=False)
+@click.option("--health", is_flag=True, default=False, help="Also read each GPU node's dcgm-exporter metrics.")
+@_common
+@click.pass_context
+def nodes(ctx, node_name, health, **flags):
+    """The GPU fleet: per node GPUs allocatable/used/free, driver, state; free GPUs by model; nodes that cannot run
+    GPU pods, by cause. (`nodes NODE` is `node NODE`, as kubectl reads it.)"""
+    merged = _merge(ctx, flags)
+    if node_name:
+        ctx.exit(_diagnose(ctx, "node", node_name, merged))
+    from . import command
+    ctx.exit(command.fleet(merged, health))
 
 
 @main_group.command(context_settings=CONTEXT)

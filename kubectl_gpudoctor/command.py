@@ -76,6 +76,23 @@ def diagnose(what: str, target, flags: dict) -> int:
     return int(diag.exit_code)
 
 
+def fleet(flags: dict, health: bool) -> int:
+    """`nodes`: the fleet report on stdout (text, json or yaml); its exit code."""
+    from . import runner
+    from .render.style import want_color
+    opts = options(flags)
+    report = runner.fleet_report(opts, health)
+    if opts.output in ("json", "yaml"):
+        from .render import structured
+        doc = report.to_dict()
+        sys.stdout.write(structured.to_json(doc) if opts.output == "json" else structured.to_yaml(doc))
+    else:
+        from .render.fleet import to_text
+        sys.stdout.write(to_text(report, color=want_color(opts.color, opts.output, sys.stdout.isatty())))
+    sys.stdout.flush()
+    return int(report.exit_code)
+
+
 def failure(exc: BaseException) -> int:
     """The exit code of an exception that ended a command, its one-line message printed; re-raised for a bug when
     GPUDOCTOR_STRICT is set, and for anything when GPUDOCTOR_DEBUG is (never a traceback otherwise)."""

@@ -90,6 +90,8 @@ class Evidence:
     collected_at: Optional[datetime] = None
     tail_lines: int = 80
     pod_nodes: Optional[Set[str]] = None   # nodes whose pods were listed; None: every pod is here
+    metrics: Dict[Tuple[str, str], str] = field(default_factory=dict)   # (ns, pod) -> dcgm-exporter metric text
+    stack_only: bool = False   # only the GPU stack's pods were saved (NVIDIA must-gather): other pods are unknown
     _index: Dict[str, Tuple[list, Set[tuple]]] = field(default_factory=dict, repr=False, compare=False)
     memo: Dict[tuple, object] = field(default_factory=dict, repr=False, compare=False)   # pure readings, by inputs
 
@@ -128,11 +130,12 @@ class Evidence:
         sources, gaps and absences together; the nodes whose pods were listed, joined."""
         out = replace(self, objects={k: list(v) for k, v in self.objects.items()}, logs=dict(self.logs),
                       absent=dict(self.absent), gaps=dict(self.gaps), sources=set(self.sources),
-                      pod_nodes=set(self.pod_nodes or ()))
+                      pod_nodes=set(self.pod_nodes or ()), metrics=dict(self.metrics))
         for ev in others:
             for kind, objs in ev.objects.items():
                 out.add_all(objs, kind)
             out.logs.update(ev.logs)
+            out.metrics.update(ev.metrics)
             out.absent.update(ev.absent)
             out.sources |= ev.sources
             for gap in ev.gaps.values():

@@ -11,6 +11,7 @@ BY_WIDTH = {
         "    kubectl gpudoctor deploy/<name>       a workload's pods (sts/, ds/, rs/, job/, cj/ too)\n"
         '    kubectl gpudoctor scan [-n NS | -A]   every unhealthy GPU pod, grouped by root cause\n'
         '    kubectl gpudoctor node <node>         can this node run GPU pods?\n'
+        '    kubectl gpudoctor nodes [--health]    the GPU fleet: free GPUs, nodes that cannot run GPU pods\n'
         '    kubectl gpudoctor rules [ID]          the rule catalogue, or one rule explained\n'
         '    kubectl gpudoctor bundle <pod|kind/name> -f out.tgz   collect the evidence to share\n'
         '    kubectl gpudoctor --from PATH         saved files: a dir, .tgz, YAML, -\n'
@@ -81,6 +82,7 @@ BY_WIDTH = {
         "  bundle    Collect a pod's or workload's evidence into a bundle to share...\n"
         '  help      Show help for the plugin or for one command (same as...\n'
         '  node      Diagnose a node: can it run GPU pods (device plugin, GPU...\n'
+        '  nodes     The GPU fleet: per node GPUs allocatable/used/free, driver,...\n'
         '  pod       Diagnose a pod: why it is Pending, not starting, crashing,...\n'
         '  rules     List the rule catalogue (id, phase, severity, title); with an...\n'
         '  scan      Every unhealthy GPU pod in the namespace (-A: the cluster),...\n'
@@ -96,6 +98,7 @@ BY_WIDTH = {
         "    kubectl gpudoctor deploy/<name>       a workload's pods (sts/, ds/, rs/, job/, cj/ too)\n"
         '    kubectl gpudoctor scan [-n NS | -A]   every unhealthy GPU pod, grouped by root cause\n'
         '    kubectl gpudoctor node <node>         can this node run GPU pods?\n'
+        '    kubectl gpudoctor nodes [--health]    the GPU fleet: free GPUs, nodes that cannot run GPU pods\n'
         '    kubectl gpudoctor rules [ID]          the rule catalogue, or one rule explained\n'
         '    kubectl gpudoctor bundle <pod|kind/name> -f out.tgz   collect the evidence to share\n'
         '    kubectl gpudoctor --from PATH         saved files: a dir, .tgz, YAML, -\n'
@@ -153,6 +156,7 @@ BY_WIDTH = {
         "  bundle    Collect a pod's or workload's evidence into a bundle to share (Secrets as...\n"
         '  help      Show help for the plugin or for one command (same as `<command> --help`).\n'
         '  node      Diagnose a node: can it run GPU pods (device plugin, GPU operator, MIG, health)?\n'
+        '  nodes     The GPU fleet: per node GPUs allocatable/used/free, driver, state; free GPUs by...\n'
         '  pod       Diagnose a pod: why it is Pending, not starting, crashing, evicted or cut off.\n'
         '  rules     List the rule catalogue (id, phase, severity, title); with an ID, explain that...\n'
         '  scan      Every unhealthy GPU pod in the namespace (-A: the cluster), grouped by root cause.\n'

@@ -45,7 +45,7 @@ OPTIONS: Dict[str, Tuple[Tuple[str, ...], object]] = {
     "log_flush_frequency": (("--log-flush-frequency",), "value"),
 }
 # cli.py's subcommands: a first word that names one is a command, not a pod.
-COMMANDS = ("bundle", "help", "node", "pod", "rules", "scan", "version", "workload")
+COMMANDS = ("bundle", "help", "node", "nodes", "pod", "rules", "scan", "version", "workload")
 TAIL_RANGE = (1, 10000)
 
 _BY_NAME = {n: dest for dest, (names, _) in OPTIONS.items() for n in names}

@@ -142,3 +142,15 @@ def classify(exc: BaseException) -> Optional[Tuple[Exit, str]]:
 def rule_rows() -> List[dict]:
     from .rules import RULES
     return [{"id": r.id, "phase": r.phase, "severity": r.severity, "title": r.title} for r in RULES.values()]
+
+
+def fleet_report(opts: Options, health: bool = False):
+    """`nodes`: every GPU node of the cluster (or of a saved input) in one report."""
+    from .fleetreport import decide
+    if opts.source:
+        from .offline.fleet import load_fleet
+        evs, gaps, when = load_fleet(opts.source, opts.tail)
+    else:
+        from .collect.fleet import collect_fleet
+        evs, gaps, when = collect_fleet(opts.conn, health)
+    return decide(evs, gaps, when, opts.ignore)

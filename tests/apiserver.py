@@ -133,6 +133,8 @@ def parse_resource_path(path: str) -> Req | None:
     namespace = None
     if len(rest) >= 3 and rest[0] == "namespaces":  # /namespaces/<ns> alone is a get of the Namespace
         namespace, rest = rest[1], rest[2:]
+    if len(rest) > 3 and rest[2] == "proxy":  # pods/NAME[:PORT]/proxy/PATH, services/NAME[:PORT]/proxy/PATH
+        rest = rest[:3]
     if not 1 <= len(rest) <= 3:
         return None
     resource, name, sub = (rest + [None, None])[:3]
@@ -269,6 +271,11 @@ def load_case(case_dir) -> tuple[list[dict], dict]:
         container = f.name[: -len(".previous.log")] if previous else f.name[: -len(".log")]
         logs[(f.parent.parent.name, f.parent.name, container, previous)] = f.read_text()
     return objects, logs
+
+
+def load_metrics(case_dir) -> dict:
+    """A case's recorded dcgm-exporter metrics (metrics/<namespace>/<pod>.prom), for FakeApiServer.metrics."""
+    return {(f.parent.name, f.stem): f.read_text() for f in sorted((Path(case_dir) / "metrics").glob("*/*.prom"))}
 
 
 def load_cases(*cases) -> tuple[list[dict], dict]:
@@ -436,6 +443,7 @@ class FakeApiServer:
         self._local = threading.local()
         self.latency = latency  # seconds added to every answer, like a round trip to a remote control plane
         self.logs: dict = dict(logs or {})  # (namespace, pod, container, previous) -> text
+        self.metrics: dict = {}  # (namespace, pod or service) -> text served at .../NAME:PORT/proxy/metrics
         self.requests: list[RequestRecord] = []
         # per accepted connection, the round trip it was opened in (as RequestRecord.depth: 1 + the deepest
         # request answered by then), so a test can tell connections opened while the first answer was awaited
@@ -805,13 +813,15 @@ class FakeApiServer:
                 store = dict(self._pods_by_node.get(node, {}) if (node := self._one_node(res, query)) is not None
                              else store)
             else:
-                obj = store.get((req.namespace or "", req.name))
+                obj = store.get((req.namespace or "", req.name.split(":")[0] if req.sub == "proxy" else req.name))
         if req.name is None:
             return self._list(res, req, store, query, accept)
         if obj is None:
             raise ApiError(404, f'{req.qualified} "{req.name}" not found', req.details())
         if req.sub == "log" and (res.group, res.name) == ("", "pods"):
             return self._pod_log(obj, query)
+        if req.sub == "proxy" and (res.group, res.name) in (("", "pods"), ("", "services")):
+            return self._proxied(req, obj)
         if req.sub not in (None, "status"):
             raise not_found()
         if wants_metadata(accept) and not self.ignore_metadata_accept:
@@ -877,7 +887,29 @@ class FakeApiServer:
             text = self._current_log(pod, ns, name, container)
         if tail is not None:
             text = "".join(text.splitlines(keepends=True)[-tail:]) if tail > 0 else ""
+        if query.get("timestamps") in ("true", "1"):  # the kubelet's RFC3339Nano time before each line
+            text = "".join(f"2026-11-30T09:58:0{i % 10}.{i:09d}Z {line}" for i, line in
+                           enumerate(text.splitlines(keepends=True)))
         return text.encode()[:limit_bytes]  # the kubelet applies tailLines first, then limitBytes
+
+    def _proxied(self, req: Req, obj: dict) -> bytes:
+        """A pod's or Service's HTTP endpoint through the apiserver proxy: the recorded dcgm-exporter metrics; for a
+        pod without any, what a healthy exporter on its node writes (its node's GPUs, idle, no pod labels); the
+        apiserver's 503 when the recording is None (nothing listens there)."""
+        key = (req.namespace, req.name.split(":")[0])
+        text = self.metrics[key] if key in self.metrics else self._healthy_exporter(obj) if req.resource == "pods" else None
+        if text is None:
+            raise ApiError(503, f'error trying to reach service: dial tcp 10.244.3.17:{req.name.partition(":")[2] or 80}:'
+                                f' connect: connection refused')
+        return text.encode()
+
+    def _healthy_exporter(self, pod: dict) -> str | None:
+        from tests.dcgmtext import exposition
+        node_name = (pod.get("spec") or {}).get("nodeName")
+        with self._lock:
+            node = self._store[("", "v1", "nodes")].get(("", node_name)) or {}
+        count = int(((node.get("status") or {}).get("capacity") or {}).get("nvidia.com/gpu") or 0)
+        return exposition(node_name or "", [{"index": i} for i in range(min(count, 8))], pod_labels=False)
 
     def _current_log(self, pod: dict, ns: str, name: str, container: str) -> str:
         if not (pod.get("spec") or {}).get("nodeName"):

@@ -6,7 +6,7 @@ import subprocess
 import sys
 from contextlib import contextmanager
 
-from tests.apiserver import FakeApiServer, load_case
+from tests.apiserver import FakeApiServer, load_case, load_metrics
 
 BIN_DIR = os.path.dirname(sys.executable)
 
@@ -40,6 +40,7 @@ def serving(case_dir, tmp_path, namespace=None, **server_kwargs):
     """The case's objects and logs behind TLS + token; yields (server, kubeconfig path)."""
     objects, logs = load_case(case_dir)
     with FakeApiServer(objects, logs, **server_kwargs) as srv:
+        srv.metrics.update(load_metrics(case_dir))
         kc = srv.write_kubeconfig(str(tmp_path / "kubeconfig"), namespace=namespace or "default")
         yield srv, kc
 

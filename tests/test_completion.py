@@ -46,7 +46,7 @@ def test_first_word_offers_subcommands_and_pods():
 
 def test_prefix_filters():
     assert values(["tr"])[0] == ["train-0", "train-1"]
-    assert values(["no"])[0] == ["node"]
+    assert values(["no"])[0] == ["node", "nodes"]
 
 
 def test_subcommand_arguments():

@@ -131,8 +131,11 @@ def test_node_view_of_a_busy_gpu_node_is_a_fixed_handful_of_requests(cluster):
         ("GET", f"/api/v1/namespaces/{OPNS}/pods/{plugin_pod}/log",
          (("container", "nvidia-device-plugin-ctr"), ("limitBytes", "262144"), ("previous", "true"), ("tailLines", "50"))),
     ])
-    assert _requests(srv) == expected
-    assert len(srv.requests) == 12
+    # and the node's dcgm-exporter metrics, through the pod proxy (GPU health)
+    metrics = [r.path for r in srv.requests if r.path.endswith("/proxy/metrics")]
+    assert len(metrics) == 1 and metrics[0].startswith(f"/api/v1/namespaces/{OPNS}/pods/nvidia-dcgm-exporter-")
+    assert [r for r in _requests(srv) if not r[1].endswith("/proxy/metrics")] == expected
+    assert len(srv.requests) == 13
 
 
 def test_node_without_its_device_plugin_lists_daemonsets_not_pods(cluster):
@@ -143,7 +146,7 @@ def test_node_without_its_device_plugin_lists_daemonsets_not_pods(cluster):
     assert proc.returncode == 1 and doc["rootCause"] == "device-plugin-not-running"
     finding = next(f for f in doc["findings"] if f["id"] == "device-plugin-not-running")
     assert "nvidia.com/gpu.deploy.device-plugin=false" in finding["message"]
-    paths = sorted(r.path for r in srv.requests)
+    paths = sorted(r.path for r in srv.requests if not r.path.endswith("/proxy/metrics"))   # + dcgm-exporter's
     # a GPU node that advertises no GPU may publish them through DRA: one discovery GET (404 here: no DRA)
     assert paths == sorted([f"/api/v1/nodes/{NO_PLUGIN}", "/api/v1/pods", "/api/v1/events",
                             "/apis/node.k8s.io/v1/runtimeclasses", "/apis/nvidia.com/v1/clusterpolicies",

@@ -14,7 +14,8 @@ from tests.conftest import ROOT
 from tests.live import assert_read_only, run_json, serving
 from tests.test_node_scale import FLAPPING, NO_PLUGIN
 
-MAX_GETS, MAX_ROUND_TRIPS = 12, 3
+# 12, plus the one dcgm-exporter metrics read (pod proxy) of a node view or of a GPU pod in trouble.
+MAX_GETS, MAX_ROUND_TRIPS = 13, 3
 # The Pending GPU pod on 2,000 nodes: the pod, its events, its Job, Koordinator reservations, the nodes (one list),
 # the pods of 3 GPU nodes and the DaemonSets (one GPU node advertises none); no NetworkPolicies before it has a node.
 BIG_PENDING_GETS = 9

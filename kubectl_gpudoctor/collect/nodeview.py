@@ -7,6 +7,7 @@ from datetime import datetime, timezone
 from typing import List
 
 from ..evidence import Evidence, Target
+from . import dcgm
 from .api import Api, Request, quote, read_target
 from .kubeconfig import ConnOptions, connect
 from .parallel import Parallel
@@ -36,12 +37,14 @@ def collect_node(opts: ConnOptions, node_name: str, tail: int, connected=None) -
         # The kubelet records node events in namespace default; a namespaced reader may still see them.
         ev.gaps.pop("events")
         second.append(_events(node_name, "/api/v1/namespaces/default/events"))
+    metrics = dcgm.start(api, ev, node)   # the exporter's metrics ride along with the second round
     api.run(second + reads.daemonset_requests(ev) + reads.log_requests(ev, reads.MAX_LOGS), ev)
     third = reads.dra_requests(ev)
     fallback = reads.namespaced_daemonset_requests(ev) if _refused(ev, "daemonsets") else []
     if fallback:
         ev.gaps.pop("daemonsets")
     api.run(third + fallback, ev)
+    dcgm.finish(metrics, ev)
     return ev
 
 

@@ -10,7 +10,7 @@ from ..evidence import Evidence, Target
 from ..kube.objects import (allocatable, claim_names, config_references, gpu_request, is_gpu_resource, name, spec,
                             status)
 from ..kube.quantity import count
-from . import network, node, scheduling, workload
+from . import dcgm, network, node, scheduling, workload
 from .api import METADATA_ONLY, Api, ClusterError, Request, TargetNotFound, quote, read_target, refused
 from .kubeconfig import ConnOptions, connect
 
@@ -78,7 +78,9 @@ def evidence_for(api: Api, pod: dict, tail: int = 80) -> Evidence:
     if not log_requests(pod, tail):
         ev.mark_read("pods/log")   # no container has run or restarted: there is no log to lack, so no gap
     api.run(pod_requests(pod, tail), ev)
+    metrics = dcgm.start(api, ev, dcgm.pod_node(ev))   # the GPUs' health, read alongside the follow-up round
     api.run(follow_up_requests(ev), ev, meanwhile=_weigh_nodes(ev, pod))
+    dcgm.finish(metrics, ev)
     for stage in LATER_ROUNDS:   # readers whose requests need the follow-up's answers (pods there -> their logs)
         api.run([r for reader in PHASE_READERS for r in getattr(reader, stage, lambda _ev: [])(ev)], ev)
     return ev

@@ -8,7 +8,7 @@ from typing import Dict, List, Optional, Set, Tuple
 from ..kube import affinity, podstate
 from ..data import gpu_operator as go, gpu_resources as gr
 from ..evidence import Evidence
-from .stack import component_pods, device_plugin_pods, pods_known, ready_count
+from .stack import all_pods_known, component_pods, device_plugin_pods, pods_known, ready_count
 from ..kube.objects import (allocatable, annotations, capacity, container_gpus, containers, gpu_request,
                             is_gpu_resource, is_terminated, labels, name, namespace, pod_requests, status, taints)
 from ..kube.timeutil import format_time, parse_time
@@ -208,7 +208,7 @@ def _device_resource(res: str) -> bool:
 
 
 def resource_rows(ev: Evidence, node: dict) -> List[dict]:
-    known = pods_known(ev, name(node))
+    known = all_pods_known(ev, name(node))
     pods = [p for p in ev.pods_on(name(node)) if not is_terminated(p)]
     st = status(node)
     names = sorted(r for r in set(st.get("capacity") or {}) | set(st.get("allocatable") or {}) if _device_resource(r))
@@ -272,11 +272,13 @@ def tables(ev: Evidence) -> Dict[str, List[dict]]:
     """The node view's tables, keyed as they appear in -o json (camelCase, always present)."""
     node = ev.node
     if node is None:
-        return {k: [] for k in ("resources", "gpu", "gpuPods", "operatorPods", "taints", "conditions")}
+        return {k: [] for k in ("resources", "gpu", "gpuPods", "operatorPods", "gpuHealth", "taints", "conditions")}
     known = pods_known(ev, name(node))
+    from . import dcgm   # the per-GPU health table from dcgm-exporter's metrics, when they were read
     return {"resources": resource_rows(ev, node), "gpu": gpu_rows(node),
-            "gpuPods": gpu_pod_rows(ev, node) if known else [],
+            "gpuPods": gpu_pod_rows(ev, node) if all_pods_known(ev, name(node)) else [],
             "operatorPods": operator_pod_rows(ev, node) if known else [],
+            "gpuHealth": dcgm.gpu_rows(ev, node) if known else [],
             "taints": taint_rows(node), "conditions": condition_rows(node)}
 
 

@@ -74,6 +74,11 @@ def pods_known(ev: Evidence, node_name: str) -> bool:
     return ev.readable("pods") and (ev.pod_nodes is None or node_name in ev.pod_nodes)
 
 
+def all_pods_known(ev: Evidence, node_name: str) -> bool:
+    """Every pod on this node is held, not only the GPU stack's (a must-gather saves the operator namespace only)."""
+    return pods_known(ev, node_name) and not ev.stack_only
+
+
 def component_pods(ev: Evidence, node: dict) -> List[Tuple[go.Component, dict]]:
     """GPU-operator and device-plugin pods on the node, in chain order."""
     found = [(component_of(p), p) for p in ev.pods_on(name(node))]

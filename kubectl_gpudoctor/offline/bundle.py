@@ -27,6 +27,8 @@ def files(ev: Evidence) -> dict:
     for key, text in sorted(ev.logs.items()):
         if all(safe_segment(part) for part in key[:3]):   # a name like "../x" from a server never becomes a path
             out[log_path(key)] = masked(text)
+    from . import metrics
+    out.update(metrics.files(ev))   # dcgm-exporter's metric text: GPU numbers and UUIDs, no credentials
     return out
 
 

@@ -48,14 +48,21 @@ def load(path: str, kind: str = "Pod", name: Optional[str] = None, namespace: Op
             root = _single_subdir(tmp)
             return load(root, kind, name, namespace, tail)
     if os.path.isdir(path):
+        from . import mustgather   # the GPU Operator's must-gather directory
         if os.path.exists(os.path.join(path, "nodes.json")) and not os.path.exists(os.path.join(path, "bundle.yaml")):
             objects, logs, meta = _read_dump(path, tail)
+        elif mustgather.is_mustgather(path):
+            objects, logs, meta = mustgather.read(path, _read_objects, tail)
         else:
             objects, logs, meta = _read_bundle(path, tail)
     else:
         objects, logs, meta = _read_objects(path), {}, {}
     shapes.check_meta(meta, path)   # a malformed bundle.yaml is a usage error naming the field, not a crash
-    return _evidence(objects, logs, meta, kind, name, namespace, tail)
+    ev = _evidence(objects, logs, meta, kind, name, namespace, tail)
+    if os.path.isdir(path):
+        from . import metrics   # dcgm-exporter metrics a bundle saved
+        metrics.attach(ev, path)
+    return ev
 
 
 _STDIN: List[str] = []
@@ -305,6 +312,7 @@ def _evidence(objects, logs, meta, kind, name, namespace, tail) -> Evidence:
         ev.pod_nodes = {(o.get("spec") or {}).get("nodeName") for o in others} - {None}
     if meta.get("podNodes") is not None:
         ev.pod_nodes = set(meta["podNodes"])
+    ev.stack_only = bool(meta.get("stackOnly"))
     for g in meta.get("gaps") or []:
         ev.add_gap(Gap(g.get("source", "?"), g.get("reason", "error"), g.get("detail", ""), g.get("verb", "get")))
     for ref in meta.get("absent") or []:

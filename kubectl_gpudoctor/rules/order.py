@@ -46,6 +46,8 @@ RULE_ORDER = (
     "command-not-found",
     "app-error",
     "crash-backoff",
+    "gpu-failed-under-pod",
+    "gpu-shared-memory-full",
     "gpu-out-of-memory",
     "gpu-not-requested",
     "fabric-manager-not-running",
@@ -77,10 +79,13 @@ RULE_ORDER = (
     # node
     "gpu-allocatable-zero",
     "gpus-unhealthy",
+    "gpu-xid-critical",
+    "gpu-memory-errors",
     "mig-config-failed",
     "node-cordoned",
     "gpu-inventory",
     "device-plugin-not-running",
     "device-plugin-finds-no-gpu",
     "gpu-operator-component-failing",
+    "gpu-throttled",
 )

@@ -47,7 +47,7 @@ def _counts(ev, node, known: bool) -> list:
 def gpu_inventory(ev):
     """Always on a GPU node: product, count, memory, driver/CUDA versions, MIG, allocatable/used/free, GPU pods."""
     node = ev.node
-    known = gpustack.pods_known(ev, name(node))
+    known = gpustack.all_pods_known(ev, name(node))
     parts = _facts(node) + _counts(ev, node, known)
     holders = {(r["namespace"], r["pod"]) for r in nodeview.gpu_pod_rows(ev, node)} if known else set()
     holders |= {h for v in nodeview.gpu_vendors(node) for h in nodeview.dra_holders(ev, node, v)}
