@@ -34,6 +34,8 @@ PATHS = {
     ("volcano", "PodGroup"): "/apis/scheduling.volcano.sh/v1beta1/namespaces/{ns}/podgroups",
     ("kai", "Queue"): "/apis/scheduling.run.ai/v2/queues",
 }
+# Every kind of those systems the collector reads.
+KINDS = tuple(sorted({kind for _, kind in PATHS}))
 
 # The schedulers' own words (pod condition/events, Kueue Workload conditions, PodGroup conditions/events, webhook
 # denials): (what is wrong, pattern with a `queue` group where the words name it).

@@ -102,7 +102,7 @@ def _judge(ev, system, kind, queue, ns):
     q = _find(ev, kind, group, queue, ns if kind == "LocalQueue" else None)
     src = source_of(kind)
     if q is None:
-        if ev.readable(src) or _listed(ev, kind, group):
+        if (ev.readable(src) and _installed(ev, group)) or _listed(ev, kind, group):
             scope = f" in namespace {ns}" if kind == "LocalQueue" else ""
             return f"{kind} {queue}: does not exist{scope}", [Line("object", src, f"{queue} not found")]
         return Unknown.from_gap(ev.gap(src))
@@ -129,6 +129,13 @@ def _listed(ev, kind, group):
     """Other queues of that scheduler are in the input: the queues were listed (a saved dump that holds none of them
     says nothing about them, since the batch scheduler's objects are not part of a plain snapshot)."""
     return any((o.get("apiVersion") or "").startswith(group) for o in ev.all(kind))
+
+
+def _installed(ev, group):
+    """Some object of that queueing system was read (a queue of any kind, a Kueue Workload, a PodGroup). A list
+    answered 404 because the scheduler's API is not served reads as empty, and a queue cannot be "missing" from a
+    scheduler that is not installed: a pod it would hold is then held by its gate alone (scheduling-gated)."""
+    return any((o.get("apiVersion") or "").startswith(group) for kind in sq.KINDS for o in ev.all(kind))
 
 
 def _kueue_stopped(q, kind, queue):
