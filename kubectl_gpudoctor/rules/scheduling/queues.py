@@ -105,6 +105,8 @@ def _judge(ev, system, kind, queue, ns):
         if (ev.readable(src) and _installed(ev, group)) or _listed(ev, kind, group):
             scope = f" in namespace {ns}" if kind == "LocalQueue" else ""
             return f"{kind} {queue}: does not exist{scope}", [Line("object", src, f"{queue} not found")]
+        if ev.readable(src):   # read, and the system is not installed: no queue of it to judge
+            return None
         return Unknown.from_gap(ev.gap(src))
     ref = f"{src}/{queue}"
     if system == "kueue":
