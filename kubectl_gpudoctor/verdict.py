@@ -32,16 +32,16 @@ def run_rules(ev: Evidence, ignore: Iterable[str] = ()) -> tuple:
         if r.id in ignore:
             checks.append(Check(r.id, "not-applicable", "ignored (--ignore)"))
             continue
-        if r.applies is not None and not r.applies(ev):
-            checks.append(Check(r.id, "not-applicable"))
-            continue
-        gap = next((g for g in (ev.gap(s) for s in r.needs) if g), None)
-        if gap:
-            checks.append(Check(r.id, "unknown", gap.needs()))
-            continue
         try:
+            if r.applies is not None and not r.applies(ev):
+                checks.append(Check(r.id, "not-applicable"))
+                continue
+            gap = next((g for g in (ev.gap(s) for s in r.needs) if g), None)
+            if gap:
+                checks.append(Check(r.id, "unknown", gap.needs()))
+                continue
             hit = r.check(ev)
-        except Exception as exc:  # a rule bug must not hide the other findings
+        except Exception as exc:  # a rule bug (in its check or its `applies`) must not hide the other findings
             if os.environ.get("GPUDOCTOR_STRICT"):
                 raise
             checks.append(Check(r.id, "unknown", f"internal error: {type(exc).__name__}: {exc}", internal=True))

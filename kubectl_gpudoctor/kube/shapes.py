@@ -32,7 +32,7 @@ class Refused:
 
 
 # path (dots; [] for every item of a list; {} for every value of a map) -> expected type
-_META = {"metadata": "map", "metadata.name": "str", "metadata.namespace": "str", "metadata.uid": "str",
+_META = {"apiVersion": "str", "kind": "str", "metadata": "map", "metadata.name": "str", "metadata.namespace": "str", "metadata.uid": "str",
          "metadata.labels": "map", "metadata.labels{}": "str", "metadata.annotations": "map",
          "metadata.annotations{}": "str", "metadata.ownerReferences": "list", "metadata.ownerReferences[]": "map",
          "metadata.ownerReferences[].kind": "str!", "metadata.ownerReferences[].name": "str!",
@@ -46,7 +46,14 @@ _CONTAINER = {"": "map", "name": "str!", "image": "str", "command": "list", "com
               "resources": "map", "resources.limits": "map", "resources.limits{}": "quantity",
               "resources.requests": "map", "resources.requests{}": "quantity", "ports": "list", "ports[]": "map",
               "volumeMounts": "list", "volumeMounts[]": "map", "volumeMounts[].name": "str!",
-              "volumeMounts[].mountPath": "str!"}
+              "volumeMounts[].mountPath": "str!",
+              # the Secret and ConfigMap references the creation rules follow
+              "env[].valueFrom": "map", "env[].valueFrom.secretKeyRef": "map", "env[].valueFrom.configMapKeyRef": "map",
+              "env[].valueFrom.secretKeyRef.name": "str", "env[].valueFrom.secretKeyRef.key": "str",
+              "env[].valueFrom.configMapKeyRef.name": "str", "env[].valueFrom.configMapKeyRef.key": "str",
+              "envFrom": "list", "envFrom[]": "map", "envFrom[].secretRef": "map", "envFrom[].configMapRef": "map",
+              "envFrom[].secretRef.name": "str", "envFrom[].configMapRef.name": "str",
+              "livenessProbe": "map", "readinessProbe": "map", "startupProbe": "map", "securityContext": "map"}
 _STATE = {"": "map", "waiting": "map", "running": "map", "terminated": "map", "waiting.reason": "str",
           "waiting.message": "str", "terminated.reason": "str", "terminated.message": "str",
           "terminated.exitCode": "int32", "terminated.signal": "int32", "terminated.startedAt": "time",
@@ -60,7 +67,14 @@ def _under(prefix: str, table: dict) -> dict:
     return {(f"{prefix}.{k}" if k else prefix): v for k, v in table.items()}
 
 
+_VOLUME = {"secret": "map", "secret.secretName": "str", "configMap": "map", "configMap.name": "str",
+           "projected": "map", "projected.sources": "list", "projected.sources[]": "map",
+           "projected.sources[].secret": "map", "projected.sources[].secret.name": "str",
+           "projected.sources[].configMap": "map", "projected.sources[].configMap.name": "str",
+           "persistentVolumeClaim": "map", "persistentVolumeClaim.claimName": "str", "ephemeral": "map",
+           "emptyDir": "map", "hostPath": "map", "csi": "map"}
 POD = {**_META, "spec.nodeName": "str", "spec.volumes": "list", "spec.volumes[]": "map", "spec.volumes[].name": "str!",
+       **_under("spec.volumes[]", _VOLUME), "spec.imagePullSecrets": "list", "spec.imagePullSecrets[]": "map",
        "spec.tolerations": "list", "spec.tolerations[]": "map", "spec.nodeSelector": "map",
        "spec.nodeSelector{}": "str", "spec.affinity": "map", "spec.runtimeClassName": "str",
        "spec.resourceClaims": "list", "spec.resourceClaims[]": "map", "spec.schedulingGates": "list",
