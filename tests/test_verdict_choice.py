@@ -63,3 +63,29 @@ def test_a_warning_does_not_explain_a_fallback_away():
     fallback, warn = f("app-error", severity="critical"), f("oom-killed", severity="warning")
     kept, _ = verdict._drop_explained_fallbacks([fallback, warn], [])
     assert fallback in kept
+
+
+def test_the_root_cause_id_is_the_specific_cause_an_umbrella_names():
+    from kubectl_gpudoctor.record import replace
+    umbrella = f("pod-creation-rejected")
+    assert verdict.cause_id(umbrella) == "pod-creation-rejected"
+    assert verdict.cause_id(replace(umbrella, cause="runtimeclass-not-found")) == "runtimeclass-not-found"
+    assert verdict.cause_id(None) is None
+
+
+def test_later_findings_are_ordered_by_rank_within_a_phase():
+    cause = f("image-pull-failed")
+    low, high = f("oom-killed", rank=GENERIC), f("gpu-out-of-memory", rank=SPECIFIC)
+    assert [x.id for x in verdict.order_findings([low, high, cause], cause)] == \
+        ["image-pull-failed", "gpu-out-of-memory", "oom-killed"]
+
+
+def test_only_the_fallbacks_own_check_is_explained_and_by_the_first_specific_finding():
+    fallback, first, second = f("app-error", severity="critical"), f("oom-killed"), f("gpu-out-of-memory")
+    checks = [Check("app-error", "failed", "app-error"), Check("oom-killed", "failed", "oom"),
+              Check("gpu-out-of-memory", "failed", "gpu")]
+    kept, checks = verdict._drop_explained_fallbacks([fallback, first, second], checks)
+    assert kept == [first, second]
+    assert [(c.id, c.result, c.reason) for c in checks] == [
+        ("app-error", "passed", "explained by oom-killed"), ("oom-killed", "failed", "oom"),
+        ("gpu-out-of-memory", "failed", "gpu")]
