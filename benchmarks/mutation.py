@@ -30,7 +30,7 @@ GROUPS = [
     ("root-cause", ["kubectl_gpudoctor/verdict.py::root_cause,cause_id,order_findings,_drop_explained_fallbacks"],
      ["tests/test_exit_codes.py", "tests/test_verdict_choice.py"]),
     ("sanitize", ["kubectl_gpudoctor/safety/sanitize.py"],
-     ["tests/test_hostile_text.py", "tests/test_render.py"]),
+     ["tests/test_inert_codepoints.py", "tests/test_hostile_text.py", "tests/test_render.py"]),
     ("redact", ["kubectl_gpudoctor/safety/redact.py"],
      ["tests/test_redaction.py"]),
     ("http11", ["kubectl_gpudoctor/collect/http11.py"],

@@ -1,0 +1,42 @@
+"""Which characters the sanitiser escapes, checked over every code point against an independent statement of the
+rule: Unicode's own categories for the controls (Cc) and separators (Zl, Zp), and the characters Unicode lists as
+Bidi_Control, zero-width or invisible (UAX #9; PropList.txt), written out here, not read from the sanitiser."""
+import sys
+import unicodedata
+
+from kubectl_gpudoctor.safety.sanitize import escape_json_unsafe, inert
+
+BIDI_CONTROL = {0x061C, 0x200E, 0x200F, *range(0x202A, 0x202F), *range(0x2066, 0x206A)}   # PropList Bidi_Control
+ZERO_WIDTH = {0x200B, 0x200C, 0x200D, 0x2060, 0xFEFF}                          # ZWSP, ZWNJ, ZWJ, word joiner, BOM
+INVISIBLE_OPERATORS = {0x2061, 0x2062, 0x2063, 0x2064, 0x2065}                 # function application … (and U+2065)
+ANNOTATION = {0xFFF9, 0xFFFA, 0xFFFB}                                          # interlinear annotation controls
+SHOWN_AS_IS = {0x09, 0x0A}                                                     # tab and newline keep their meaning
+
+
+def _escaped_by_spec(cp: int) -> bool:
+    ch = chr(cp)
+    if cp in SHOWN_AS_IS:
+        return False
+    return (unicodedata.category(ch) in ("Cc", "Zl", "Zp") or cp in BIDI_CONTROL | ZERO_WIDTH | INVISIBLE_OPERATORS
+            | ANNOTATION)
+
+
+def test_inert_escapes_exactly_the_controls_and_invisible_characters_of_every_code_point():
+    wrong = [cp for cp in range(sys.maxunicode + 1) if not 0xD800 <= cp <= 0xDFFF
+             and (inert(chr(cp)) != chr(cp)) != _escaped_by_spec(cp)]
+    assert not wrong, [f"U+{cp:04X} {unicodedata.name(chr(cp), '?')}" for cp in wrong[:20]]
+
+
+def test_an_escape_names_the_code_point():
+    assert inert("\x1b[31m") == "\\x1b[31m" and inert("\x9b") == "\\x9b" and inert("\u202e") == "\\u202e"
+    assert inert("a\nb", multiline=False) == "a\\nb" and inert("a\tb") == "a\tb" and inert(None) == ""
+
+
+def test_json_and_yaml_escape_the_c1_controls_and_invisible_characters_too():
+    # JSON escapes C0 itself; what it would write raw is DEL, C1 and the invisible characters
+    for cp in range(0x20, 0x10000):
+        if 0xD800 <= cp <= 0xDFFF:
+            continue
+        escaped = escape_json_unsafe(chr(cp)) != chr(cp)
+        assert escaped == (_escaped_by_spec(cp) and cp >= 0x7F), f"U+{cp:04X}"
+    assert escape_json_unsafe("\u2028") == "\\u2028"
