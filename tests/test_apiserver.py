@@ -357,7 +357,10 @@ LOG = "/api/v1/namespaces/ml/pods/{}/log"
 def test_log_of_single_container_pod_needs_no_container(srv):
     status, ctype, body = call(srv, LOG.format("web-0"))
     assert (status, ctype, body) == (200, "text/plain", "line 1\nline 2\nline 3\nline 4\n")
-    assert call(srv, LOG.format("web-0"), container="server", timestamps="true")[2].startswith("line 1")
+    # timestamps=true: each line prefixed with an RFC 3339 time, as the kubelet writes them (must-gather asks for it)
+    stamped = call(srv, LOG.format("web-0"), container="server", timestamps="true")[2].splitlines()
+    assert [line.split(" ", 1)[1] for line in stamped] == ["line 1", "line 2", "line 3", "line 4"]
+    assert all(line.split(" ", 1)[0].endswith("Z") and line[4] == "-" for line in stamped)
 
 
 def test_log_tail_lines_and_limit_bytes(srv):
