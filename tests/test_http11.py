@@ -162,3 +162,9 @@ def test_host_header(host, port, default, expected):
 def test_no_header_can_smuggle_another_in():
     with pytest.raises(ValueError):
         http11.request("GET", "/", [("Authorization", "Bearer x\r\nImpersonate-User: admin")])
+
+
+def test_sizes_in_messages_are_whole_units():
+    from kubectl_gpudoctor.collect.http11 import MAX_BODY, size_text
+    assert [size_text(n) for n in (0, 1023, 1024, 2047, (1 << 20) - 1, 1 << 20, 16 << 20, MAX_BODY)] == \
+        ["0 bytes", "1023 bytes", "1 KiB", "1 KiB", "1023 KiB", "1 MiB", "16 MiB", "256 MiB"]
