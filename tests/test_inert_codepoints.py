@@ -40,3 +40,24 @@ def test_json_and_yaml_escape_the_c1_controls_and_invisible_characters_too():
         escaped = escape_json_unsafe(chr(cp)) != chr(cp)
         assert escaped == (_escaped_by_spec(cp) and cp >= 0x7F), f"U+{cp:04X}"
     assert escape_json_unsafe("\u2028") == "\\u2028"
+
+
+def _nested(depth, leaf):
+    doc = leaf
+    for i in range(depth):
+        doc = {"k": doc} if i % 2 else [doc]
+    return doc
+
+
+def _leaf(doc):
+    while isinstance(doc, (dict, list)):
+        doc = doc["k"] if isinstance(doc, dict) else doc[0]
+    return doc
+
+
+def test_a_report_is_neutralised_to_its_depth_bound_and_cut_below_it():
+    from kubectl_gpudoctor.safety.sanitize import MAX_DEPTH, neutral
+    assert _leaf(neutral(_nested(MAX_DEPTH, "\x1b]0;x\x07"))[0]) == "\\x1b]0;x\\x07"
+    assert _leaf(neutral(_nested(MAX_DEPTH + 1, "\x1b]0;x\x07"))[0]) == "…"   # never passed on raw
+    doc, masked = neutral({"a": "token hf_" + "a" * 34, "b": ["token hf_" + "a" * 34], "n": 3, "z": None})
+    assert masked == 2 and doc["n"] == 3 and doc["z"] is None and "hf_" not in doc["a"] + doc["b"][0]

@@ -37,6 +37,9 @@ def escape_json_unsafe(text: str) -> str:
     return UNSAFE_UNICODE.sub(lambda m: f"\\u{ord(m.group(0)):04x}", text)
 
 
+MAX_DEPTH = 50   # levels of a report's records, dicts and lists walked; deeper values are cut
+
+
 def neutral(doc, escape: bool = True) -> Tuple[object, int]:
     """A copy of a report (records, dicts, lists) whose every string is masked (credentials) and, when
     `escape`, made inert (text output; JSON and YAML escape in their own syntax); and how many values were masked."""
@@ -45,8 +48,8 @@ def neutral(doc, escape: bool = True) -> Tuple[object, int]:
 
     def walk(node, depth=0):
         nonlocal count
-        if depth > 50:
-            return node
+        if depth > MAX_DEPTH:   # nothing a report holds nests this deep: cut, never passed on unneutralised
+            return "…"
         if isinstance(node, str):
             if node not in done:
                 out, n = mask(node)
