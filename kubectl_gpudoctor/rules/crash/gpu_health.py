@@ -19,10 +19,7 @@ def gpu_failed_under_pod(ev):
     """The pod's log holds a CUDA/NCCL error and dcgm-exporter names one of the pod's own GPUs with a critical Xid."""
     cuda = health.cuda_fault_line(ev)
     node = ev.node
-    if cuda is None or node is None:
-        return None
-    _, gpus, _ = dcgm.node_gpus(ev, node)
-    for g in dcgm.pod_gpus(gpus or [], ev.pod):
+    for g in _own_gpus(ev) if cuda is not None else []:
         bad = dcgm.critical_xids(g)
         if bad:
             entry = xids.lookup(bad[0])
@@ -31,6 +28,14 @@ def gpu_failed_under_pod(ev):
             return Hit(msg, [cuda], values={"gpu": g["index"], "action": entry.action if entry else xids.RESET_GPU},
                        summary=f"GPU {g['index']} on {name(node)} failed (Xid {bad[0]}) under the pod")
     return None
+
+
+def _own_gpus(ev):
+    """The GPUs of the pod's node that dcgm-exporter says the pod holds (none when the node is unknown)."""
+    if ev.node is None:
+        return []
+    _, gpus, _ = dcgm.node_gpus(ev, ev.node)
+    return dcgm.pod_gpus(gpus or [], ev.pod)
 
 
 SHARED_FULL = 0.9   # framebuffer in use on a shared GPU above which a tenant's CUDA OOM is the neighbours' doing
@@ -47,10 +52,7 @@ def gpu_shared_memory_full(ev):
     """The pod ran out of GPU memory on a GPU that dcgm-exporter shows shared with other pods and nearly full."""
     oom = health.cuda_oom_line(ev)
     node = ev.node
-    if oom is None or node is None:
-        return None
-    _, gpus, _ = dcgm.node_gpus(ev, node)
-    for g in dcgm.pod_gpus(gpus or [], ev.pod):
+    for g in _own_gpus(ev) if oom is not None else []:
         used, total = dcgm.memory(g)
         others = [h for h in dcgm.holders(g) if h != f"{ev.target.namespace}/{ev.target.name}"]
         if others and used is not None and total and used >= SHARED_FULL * total:
