@@ -2,7 +2,8 @@
 servers: one GET for a small list, every page of a big one joined, a failing page a gap, never a partial list."""
 import json
 
-from kubectl_gpudoctor.collect.api import PAGE, Api, Request
+from kubectl_gpudoctor.collect.api import NODE_PAGE, PAGE, Api, Request
+from kubectl_gpudoctor.collect.pod import pod_requests
 from kubectl_gpudoctor.collect.transport import Credentials, Transport
 from kubectl_gpudoctor.evidence import Evidence, Target
 from tests.apiserver import FakeApiServer
@@ -50,6 +51,30 @@ def test_lists_in_a_parallel_round_are_paged_and_field_selected_ones_are_not():
     assert len(by_path["/api/v1/nodes"]) == 2
     assert by_path["/api/v1/pods"] == [{"fieldSelector": "spec.nodeName=gpu-node-0001"}]
     assert len(ev.all("Node")) == 600 and ev.readable("nodes")
+
+
+def test_a_pending_pods_node_list_is_one_page_for_any_supported_cluster_size():
+    """Kubernetes supports clusters of up to 5,000 nodes: a Pending pod's node list asks for that many at once (3
+    sequential round trips fewer on 2,000 nodes), while a scheduled pod's own node is one GET."""
+    pending = {"metadata": {"name": "trainer-0", "namespace": "ml", "uid": "u1"}, "spec": {"containers": []},
+               "status": {"phase": "Pending", "conditions": [{"type": "PodScheduled", "status": "False",
+                                                               "reason": "Unschedulable"}]}}
+    lists = [r for r in pod_requests(pending, 100) if r.path == "/api/v1/nodes"]
+    assert [r.page for r in lists] == [NODE_PAGE] and NODE_PAGE == 5000
+    scheduled = dict(pending, spec={"nodeName": "gpu-node-0001", "containers": []}, status={"phase": "Pending"})
+    assert not [r for r in pod_requests(scheduled, 100) if r.path == "/api/v1/nodes"]
+    with FakeApiServer([node(i) for i in range(1234)]) as srv:
+        ev = Evidence(target=Target("Pod", "p", "ml"))
+        api_for(srv).run(lists, ev)
+        assert [r.query for r in srv.requests] == [{"limit": "5000"}]
+    assert len(ev.all("Node")) == 1234
+
+
+def test_a_list_bigger_than_its_page_is_still_paged():
+    with FakeApiServer([node(i) for i in range(7)]) as srv:
+        resp = api_for(srv).list("/api/v1/nodes", page=3)
+        assert [r.query.get("limit") for r in srv.requests] == ["3", "3", "3"]
+    assert [n["metadata"]["name"] for n in resp.body["items"]] == [f"gpu-node-{i:04d}" for i in range(7)]
 
 
 def page(items, token=None) -> bytes:

@@ -18,6 +18,11 @@ from .transport import Timeout, Unreachable
 METADATA_ONLY = "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json"
 POOL_SIZE = 16   # every round of a diagnosis fits in one wave: one round trip each
 PAGE = 500       # kubectl's --chunk-size: a list of more objects comes in pages (limit + continue)
+# Kubernetes is built and tested for clusters of up to 5,000 nodes (its scalability thresholds), so the node list of
+# any supported cluster comes in one page: kubectl's 500-object chunks protect the API server from lists that grow
+# without bound (every pod of a cluster), and for nodes they only add sequential round trips to a Pending pod's
+# diagnosis. A bigger cluster is still read in pages.
+NODE_PAGE = 5000
 LOG_BODY = 16 << 20   # bytes of a log answer, should a server ignore the request's limitBytes
 
 
@@ -48,6 +53,7 @@ class Request:
     accept: str = "application/json"
     log_key: Optional[Tuple[str, str, str, bool]] = None
     optional_api: bool = False         # a 404 on a list means the API (CRD) is not installed
+    page: int = PAGE                   # objects per page of a list
     then: Optional[Callable] = None    # called with (Response) after it is stored
 
 
@@ -108,14 +114,15 @@ class Api:
     def _fetch(self, req: Request) -> Response:
         # a field-selected list (a node's pods, an object's events) is bounded by what it selects: one GET
         if req.verb == "list" and req.log_key is None and "fieldSelector" not in req.query:
-            return self.list(req.path, req.query, req.accept)
+            return self.list(req.path, req.query, req.accept, req.page)
         return self.get(req.path, req.query, req.accept, text=req.log_key is not None)
 
-    def list(self, path: str, query: Optional[Dict[str, str]] = None, accept: str = "application/json") -> Response:
-        """A list read in pages of PAGE objects, as kubectl reads one: one GET for an ordinary list, and for a
+    def list(self, path: str, query: Optional[Dict[str, str]] = None, accept: str = "application/json",
+             page: int = PAGE) -> Response:
+        """A list read in pages of `page` objects, as kubectl reads one: one GET for an ordinary list, and for a
         big one (every node of a large cluster) pages whose raw text is dropped once parsed. A page that fails
         (an expired continue token: 410) makes the whole list a gap, never a silently partial list."""
-        query = dict(query or {}, limit=str(PAGE))
+        query = dict(query or {}, limit=str(page))
         whole: Optional[Response] = None
         while True:
             resp = self.get(path, query, accept)

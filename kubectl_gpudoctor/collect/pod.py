@@ -11,7 +11,7 @@ from ..kube.objects import (allocatable, claim_names, config_references, gpu_req
                             status)
 from ..kube.quantity import count
 from . import dcgm, network, node, scheduling, workload
-from .api import METADATA_ONLY, Api, ClusterError, Request, TargetNotFound, quote, read_target, refused
+from .api import METADATA_ONLY, NODE_PAGE, Api, ClusterError, Request, TargetNotFound, quote, read_target, refused
 from .kubeconfig import ConnOptions, connect
 
 # Phase-specific readers add what their rules need, in two parallel rounds.
@@ -106,7 +106,7 @@ def pod_requests(pod: dict, tail: int) -> List[Request]:
         reqs += [Request("nodes", "get", f"/api/v1/nodes/{quote(node)}", kind="Node"),
                  Request("pods", "list", "/api/v1/pods", {"fieldSelector": f"spec.nodeName={node}"}, "Pod")]
     elif podstate.is_unscheduled_pending(pod):
-        reqs.append(Request("nodes", "list", "/api/v1/nodes", kind="Node"))
+        reqs.append(Request("nodes", "list", "/api/v1/nodes", kind="Node", page=NODE_PAGE))
     for claim in claim_names(pod):
         reqs.append(Request("persistentvolumeclaims", "get", f"{base}/persistentvolumeclaims/{quote(claim)}",
                             kind="PersistentVolumeClaim"))
