@@ -155,6 +155,38 @@ def test_a_target_with_nan_and_absurd_numbers_live_gets_a_verdict_and_a_gap(tmp_
     assert doc["target"]["name"] == OOM_POD
 
 
+def test_a_target_found_by_all_namespaces_passes_the_same_shape_checks(tmp_path):
+    """-A finds the pod in a list: the same absurd number costs the same field and gap, never a traceback."""
+    objects, logs = load_case(OOM)
+    pod = next(o for o in objects if o["kind"] == "Pod" and o["metadata"]["name"] == OOM_POD)
+    pod["status"]["containerStatuses"][0]["restartCount"] = 1e100
+    with FakeApiServer(objects, logs) as srv:
+        kc = srv.write_kubeconfig(str(tmp_path / "kc"), namespace="default")
+        doc = _json_run(OOM_POD, "-A", "--kubeconfig", kc)
+        assert any(r.path == "/api/v1/pods" and "metadata.name=" in r.query.get("fieldSelector", "")
+                   for r in srv.requests)
+    gap = next(g for g in doc["gaps"] if g["reason"] == "malformed")
+    assert gap["source"] == "pods" and "restartCount is the number 1e+100" in gap["detail"], gap
+    assert doc["target"] == {**doc["target"], "name": OOM_POD, "namespace": "serving"}
+    assert doc["rootCause"] == "oom-killed", doc["summary"]
+
+
+def test_a_pod_found_by_all_namespaces_without_a_namespace_is_one_line(tmp_path):
+    """A list answer whose pod carries no namespace cannot be diagnosed (every further read is namespaced)."""
+    objects, logs = load_case(OOM)
+    pod = next(o for o in objects if o["kind"] == "Pod" and o["metadata"]["name"] == OOM_POD)
+    body = json.loads(json.dumps(pod))
+    del body["metadata"]["namespace"]
+    with FakeApiServer(objects, logs) as srv:
+        kc = srv.write_kubeconfig(str(tmp_path / "kc"), namespace="default")
+        srv.raw_bodies["/api/v1/pods"] = json.dumps({"kind": "PodList", "apiVersion": "v1", "metadata": {},
+                                                     "items": [body]}).encode()
+        proc = run_plugin(OOM_POD, "-A", "--kubeconfig", kc, timeout=GUARD)
+    assert proc.returncode == 3 and "Traceback" not in proc.stderr, proc.stderr[-600:]
+    assert proc.stderr.strip().splitlines() == [
+        f'error: cannot search pods in all namespaces: the API server answered pod "{OOM_POD}" without a namespace']
+
+
 def test_a_target_answered_with_an_empty_object_is_one_line(tmp_path):
     srv, kc = _oom_server(tmp_path)
     try:

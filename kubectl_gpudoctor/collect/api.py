@@ -148,7 +148,7 @@ def read_target(api: Api, path: str, what: str, ns=None, meanwhile: Optional[Cal
     resp = api.get(path, meanwhile=meanwhile)
     where = f" in namespace {ns}" if ns else ""
     if resp.reason == "ok" and isinstance(resp.body, dict):
-        return _target_shaped(api, resp.body, what, where, ns)
+        return target_shaped(api, resp.body, what, where, ns)
     if resp.reason == "invalid":
         raise InvalidName(f"cannot read {what}{where}: {resp.message}")
     if resp.reason == "not-found":
@@ -169,8 +169,8 @@ def _in_namespace(obj, ns: Optional[str]):
     return obj
 
 
-def _target_shaped(api: Api, obj: dict, what: str, where: str, ns: Optional[str] = None) -> dict:
-    """The target with its malformed fields removed (each remembered for the gap list); an answer without a
+def target_shaped(api: Api, obj: dict, what: str, where: str, ns: Optional[str] = None) -> dict:
+    """The target (read by name, or found by -A in a list) with its malformed fields removed (each remembered for the gap list); an answer without a
     name is no object at all: the diagnosis cannot name what it diagnoses."""
     remember_names(obj)
     obj = _in_namespace(obj, ns)

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from datetime import datetime, timezone
-from typing import List
+from typing import List, Optional
 
 from ..gpu import nodeview
 from ..kube import affinity, placement, podstate
@@ -11,7 +11,8 @@ from ..kube.objects import (allocatable, claim_names, config_references, gpu_req
                             status)
 from ..kube.quantity import count
 from . import dcgm, network, node, scheduling, workload
-from .api import METADATA_ONLY, NODE_PAGE, Api, ClusterError, Request, TargetNotFound, quote, read_target, refused
+from .api import (METADATA_ONLY, NODE_PAGE, Api, ClusterError, Request, TargetNotFound, quote, read_target, refused,
+                  target_shaped)
 from .kubeconfig import ConnOptions, connect
 
 # Phase-specific readers add what their rules need, in two parallel rounds.
@@ -56,14 +57,25 @@ def find_pod(api: Api, pod_name: str, meanwhile=None) -> dict:
         raise ClusterError(refused(api, resp, "list", "/api/v1/pods", None, "cannot search pods in all namespaces"))
     if resp.reason != "ok":
         raise ClusterError(f"cannot search pods in all namespaces: {resp.message}")
-    items = resp.body.get("items") or []
+    items = [p for p in (resp.body.get("items") or []) if isinstance(p, dict)]
     if not items:
         from .suggest import pod_hints
         raise TargetNotFound(f'pods "{pod_name}" not found in any namespace{pod_hints(api, None, pod_name)}')
     if len(items) > 1:
-        spaces = ", ".join(sorted(p["metadata"]["namespace"] for p in items))
+        spaces = ", ".join(sorted(str(_namespace(p)) for p in items))
         raise TargetNotFound(f'pod "{pod_name}" exists in namespaces {spaces}; pass -n')
-    return items[0]
+    ns = _namespace(items[0])
+    if not ns:
+        raise ClusterError(f'cannot search pods in all namespaces: the API server answered pod "{pod_name}" '
+                           f"without a namespace")
+    # found in a list, the pod passes the same shape checks as one read by name: its malformed fields become a gap
+    return target_shaped(api, items[0], f'pods "{pod_name}"', f" in namespace {ns}", ns)
+
+
+def _namespace(item: dict) -> Optional[str]:
+    meta = item.get("metadata")
+    ns = meta.get("namespace") if isinstance(meta, dict) else None
+    return ns if isinstance(ns, str) and ns else None
 
 
 def evidence_for(api: Api, pod: dict, tail: int = 80) -> Evidence:
