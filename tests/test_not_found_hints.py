@@ -134,6 +134,32 @@ def test_a_forbidden_target_names_the_rbac_it_needs(tmp_path):
         assert "needs RBAC verb get on deployments.apps in namespace serving" in line
 
 
+def test_a_node_typo_a_short_hostname_or_a_pod_name_given_as_a_node(cluster):
+    """`node NAME` not found: the close node names (one names-only list of the nodes), or the pod of that name."""
+    srv, kc = cluster
+    line, requests = _error(srv, kc, "node", "ip-10-1-0-11")          # the short hostname of an EC2 node
+    assert line == ('error: nodes "ip-10-1-0-11" not found; did you mean node ip-10-1-0-11.ec2.internal')
+    hint_lists = [r for r in requests if r.path == "/api/v1/nodes"]
+    assert len(hint_lists) == 1 and hint_lists[0].query == {"limit": "5000"}
+    assert all("as=PartialObjectMetadata" in r.accept for r in hint_lists)
+    line, _ = _error(srv, kc, "node", "ip-10-1-0-12.ec2.internall")   # a typo among names sharing one stem
+    assert "; did you mean node ip-10-1-0-12.ec2.internal, " in line, line      # the closest first
+    line, _ = _error(srv, kc, "node", "gpu-node-1")
+    assert line.endswith("; did you mean node gpu-node-01"), line
+    line, _ = _error(srv, kc, "node", POD)
+    assert line == f'error: nodes "{POD}" not found; that is a pod: kubectl gpudoctor {POD} -n serving'
+    assert run_plugin(POD, "-n", "serving", "--kubeconfig", kc).returncode == 1     # the hint's command works
+    assert _error(srv, kc, "node", "zzz")[0] == 'error: nodes "zzz" not found'
+
+
+def test_a_forbidden_node_list_is_no_node_hint(tmp_path):
+    objects, logs = load_cases(PENDING)
+    with FakeApiServer(objects, logs) as srv:
+        kc = srv.write_kubeconfig(str(tmp_path / "kc"), namespace="serving")
+        srv.forbid("nodes", verb="list")
+        assert _error(srv, kc, "node", "ip-10-1-0-11")[0] == 'error: nodes "ip-10-1-0-11" not found'
+
+
 def test_closest_names():
     names = [POD, "llm-finetune-0", "chat-7f9c6d5b8-2wq4n", "notebook-ana-0", "eval-sweep-7-xk2lp"]
     assert closest("llm-finetun-0", names) == ["llm-finetune-0"]

@@ -8,7 +8,7 @@ from typing import List
 
 from ..evidence import Evidence, Target
 from . import dcgm
-from .api import Api, Request, quote, read_target
+from .api import Api, Request, TargetNotFound, quote, read_target
 from .kubeconfig import ConnOptions, connect
 from .parallel import Parallel
 
@@ -24,7 +24,11 @@ def collect_node(opts: ConnOptions, node_name: str, tail: int, connected=None) -
     # The node, and all that needs only its name: one round trip.
     target = Parallel(lambda path: read_target(api, path, f'nodes "{node_name}"'), [f"/api/v1/nodes/{quote(node_name)}"], 1)
     api.run(node_requests(node_name), ev)
-    node = target.results()[0]
+    try:
+        node = target.results()[0]
+    except TargetNotFound as exc:   # the failure path only: what the name may have meant
+        from .suggest import node_hints
+        raise TargetNotFound(f"{exc}{node_hints(api, conn.namespace, node_name)}") from None
     from . import node as reads   # the GPU-stack readers; the rules' thread (preload.py) has loaded what they use
     node.setdefault("kind", "Node")
     ev.add(node)

@@ -1,12 +1,12 @@
-"""What a pod or workload name that was not found may have meant: close names in its namespace, the namespaces that
-hold it, a node, pod or workload of that name. Read only once the target's GET said 404, one GET per hint, all at once; a hint
-whose read fails (forbidden, timeout) is simply not given."""
+"""What a pod, workload or node name that was not found may have meant: close names in its namespace (or among the
+nodes), the namespaces that hold it, a node, pod or workload of that name. Read only once the target's GET said 404,
+one GET per hint, all at once; a hint whose read fails (forbidden, timeout) is simply not given."""
 from __future__ import annotations
 
 from typing import List, Optional
 
 from ..kube.names import subdomain_error
-from .api import METADATA_ONLY, Api, quote
+from .api import METADATA_ONLY, NODE_PAGE, Api, quote
 from .parallel import run_all
 
 METADATA_LIST = "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json"
@@ -46,6 +46,20 @@ def workload_hints(api: Api, kind, alias: str, ns: str, name: str) -> str:
     return _join(hints + _named_hints(answers, ns, name, f"a {kind.kind}", f"{kind.kind}s", f"{alias}/"))
 
 
+def node_hints(api: Api, ns: Optional[str], node_name: str) -> str:
+    """The same for `node NAME`: close node names (names only, every node of a supported cluster in one page;
+    a cloud node's short hostname finds its full name), or a pod of that name in the current namespace."""
+    reads = [("close", "/api/v1/nodes", {"limit": str(NODE_PAGE)}, METADATA_LIST)]
+    if ns:
+        reads.append(("pod", f"/api/v1/namespaces/{quote(ns)}/pods/{quote(node_name)}", {}, METADATA_ONLY))
+    answers = _read(api, reads)
+    hints = [f"that is a pod: kubectl gpudoctor {node_name} -n {ns}"] if _found(answers.get("pod")) else []
+    close = [f"node {c}" for c in closest(node_name, _names(answers.get("close")), stems=False)]
+    if close:
+        hints.append("did you mean " + (close[0] if len(close) == 1 else f"{', '.join(close[:-1])} or {close[-1]}"))
+    return _join(hints)
+
+
 def _named_reads(base: str, resource: str, ns: str, name: str) -> list:
     """The names of that resource in the namespace, and the objects of that name in every namespace."""
     return [("close", f"{base}/namespaces/{quote(ns)}/{resource}", {"limit": LIST_LIMIT}, METADATA_LIST),
@@ -76,11 +90,12 @@ def _join(hints: List[str]) -> str:
     return "".join(f"; {h}" for h in hints)
 
 
-def closest(name: str, candidates: List[str]) -> List[str]:
+def closest(name: str, candidates: List[str], stems: bool = True) -> List[str]:
     """The candidates the name may have meant, best first: names it begins (a controller's generated name,
     `inference` for `inference-7d9f8b6c5-x2x9q`), names sharing its generated stem (a pod its controller has
-    since re-created under a new suffix), then names a few edits away (a typo)."""
-    stem = name.rsplit("-", 1)[0] + "-" if "-" in name else None
+    since re-created under a new suffix), then names a few edits away (a typo). Node names share their stem by
+    the hundred (gpu-node-0001…, ip-10-1-0-11…), so for them (`stems` False) a stem says nothing."""
+    stem = name.rsplit("-", 1)[0] + "-" if "-" in name and stems else None
     prefixed = sorted(c for c in candidates if c != name and (
         c.startswith(name) and (len(name) >= 4 or c[len(name)] == "-") or stem and c.startswith(stem)))
     bound = max(2, len(name) // 4)
