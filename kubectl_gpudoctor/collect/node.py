@@ -132,9 +132,9 @@ def _gpu_counts(node: dict):
     return [(capacity(node, r), allocatable(node, r)) for r in nodeview.node_gpu_resources(node)]
 
 
-def _log(pod: dict, container: str, previous: bool, tail: int) -> Request:
+def _log(pod: dict, container: str, previous: bool, tail: int, limit: int = LOG_LIMIT_BYTES) -> Request:
     ns, pod_name = namespace(pod), name(pod)
-    query = {"container": container, "tailLines": str(tail), "limitBytes": str(LOG_LIMIT_BYTES)}
+    query = {"container": container, "tailLines": str(tail), "limitBytes": str(limit)}
     if previous:
         query["previous"] = "true"
     return Request("pods/log", "get", f"/api/v1/namespaces/{quote(ns)}/pods/{quote(pod_name)}/log", query,
@@ -157,7 +157,7 @@ def second_round(ev: Evidence) -> List[Request]:
     from ..kube.objects import gpu_request
     if not gpu_request(pod):
         return []
-    reqs = log_requests(ev, POD_VIEW_MAX_LOGS, only_broken=True)
+    reqs = log_requests(ev, POD_VIEW_MAX_LOGS, only_broken=True) + sibling_log_requests(ev)
     had_gap = "pods/log" in ev.gaps
 
     def forgive(resp):
@@ -167,3 +167,15 @@ def second_round(ev: Evidence) -> List[Request]:
     for r in reqs:
         r.then = forgive
     return reqs
+
+
+def sibling_log_requests(ev: Evidence) -> List[Request]:
+    """Only when the pod's own failed GPU run logged a driver/library/visibility error (its log came in the first
+    round, with the node's pod list): the log tails of a few other GPU pods on the node that failed too, so the
+    rules can tell the node's stack from the pod's image. Same round as the stack's logs: no extra round trip."""
+    from ..gpu import siblings   # a GPU crash only: most diagnoses never load the log signatures here
+    found = siblings.candidates(ev, ev.pod)
+    if not found or siblings.own_failure(ev) is None:
+        return []
+    return [_log(p, c["name"], prev, min(ev.tail_lines, siblings.SIBLING_TAIL), siblings.SIBLING_LOG_BYTES)
+            for p, c, _, prev in found if ev.log(p, c["name"], prev) is None]
