@@ -144,11 +144,14 @@ def node_stack_cause(ev, pod, alike, rcs):
     cause = (f"the GPU stack of node {node} (device plugin, container toolkit or driver): pods of other workloads "
              f"there fail the same way ({siblings.names(p for p, _ in alike)})")
     bare = [p for p in [pod] + [p for p, _ in alike] if not spec(p).get("runtimeClassName")]
-    if rcs and len(bare) == 1 + len(alike):
+    # The GPU operator's toolkit makes nvidia containerd's default runtime itself; without it (k3s, RKE2, a
+    # hand-installed toolkit) pods without runtimeClassName start under runc and get no NVIDIA hook.
+    toolkit = ev.node is not None and any(comp.key == "toolkit" for comp, _ in gpustack.component_pods(ev, ev.node))
+    if rcs and len(bare) == 1 + len(alike) and not toolkit:
         cause += (f"; none of them sets runtimeClassName and RuntimeClass {rcs[0]!r} exists, so the NVIDIA runtime "
                   "is likely not containerd's default runtime there")
         fix = (f"Set spec.runtimeClassName: {rcs[0]} in the pod template (and in the other failing workloads), or "
-               f"make nvidia containerd's default runtime on node {node} (the GPU operator's toolkit does this).")
+               f"make nvidia containerd's default runtime on node {node}.")
         snippet = f"# pod {name(pod)} (spec)\nruntimeClassName: {rcs[0]}"
     else:
         fix = (f"Fix the GPU stack on node {node}, not the image: check the container toolkit and device plugin pods "
