@@ -7,7 +7,7 @@ from typing import List, Optional
 from ..gpu import stack as gpustack, nodeview
 from ..kube import podstate, storage
 from ..data import gpu_resources as gr
-from ..evidence import Evidence
+from ..evidence import Evidence, Gap
 from ..kube.objects import controller_of, name, namespace, spec
 from .api import Request, quote
 
@@ -17,6 +17,8 @@ MAX_LOGS = 16               # log tails of GPU-stack containers read for one nod
 MAX_DAEMONSETS = 12         # DaemonSets read by owner reference
 POD_VIEW_MAX_LOGS = 4       # device-plugin/operator logs read for a pod diagnosis
 MAX_CLAIMS = 16             # ResourceClaims of the node's pods read for the DRA inventory
+# The key of the gap left when the other GPU pods' logs on a pod's node are refused (its source stays pods/log).
+SIBLING_LOGS_GAP = "pods/log#siblings"
 # Where the device plugin's DaemonSet is looked for when the cluster-wide DaemonSet list is refused.
 FALLBACK_DS_NAMESPACES = ("kube-system",)
 
@@ -157,16 +159,27 @@ def second_round(ev: Evidence) -> List[Request]:
     from ..kube.objects import gpu_request
     if not gpu_request(pod):
         return []
-    reqs = log_requests(ev, POD_VIEW_MAX_LOGS, only_broken=True) + sibling_log_requests(ev)
+    reqs = log_requests(ev, POD_VIEW_MAX_LOGS, only_broken=True)
+    sibs = sibling_log_requests(ev)
     had_gap = "pods/log" in ev.gaps
 
     def forgive(resp):
         gap = ev.gaps.get("pods/log")
         if resp.reason != "ok" and not had_gap and gap is not None and gap.detail == resp.message:
             ev.gaps.pop("pods/log")
+
+    def sibling_gap(resp):
+        # the corroboration was not checked: a gap of its own, never one of the pod's own logs
+        gap = ev.gaps.get("pods/log")
+        forgive(resp)
+        if resp.reason != "ok" and gap is not None and gap.detail == resp.message:
+            ev.gaps.setdefault(SIBLING_LOGS_GAP, Gap("pods/log", gap.reason, "the logs of other GPU pods on node "
+                                                     f"{spec(pod).get('nodeName')}: {resp.message}", gap.verb))
     for r in reqs:
         r.then = forgive
-    return reqs
+    for r in sibs:
+        r.then = sibling_gap
+    return reqs + sibs
 
 
 def sibling_log_requests(ev: Evidence) -> List[Request]:
