@@ -2,7 +2,8 @@
 pods of other workloads failing the same way there make it the node's stack, even with the driver unknown; GPU
 pods Ready there make the image the likelier cause. Offline from the r4-sib realworld cases (real wording, see their
 note.md), and live against the suite's API server: the sibling logs are read only when such an error is seen, in
-the round that reads the GPU stack's logs (no extra round trip), bounded, and a refused one is a gap of its own."""
+the follow-up round that reads the GPU stack's logs (its own round trip only when that round is otherwise empty,
+never past the 3 of every pod diagnosis), bounded, and a refused one is a gap of its own."""
 import copy
 import os
 

@@ -185,7 +185,9 @@ def second_round(ev: Evidence) -> List[Request]:
 def sibling_log_requests(ev: Evidence) -> List[Request]:
     """Only when the pod's own failed GPU run logged a driver/library/visibility error (its log came in the first
     round, with the node's pod list): the log tails of a few other GPU pods on the node that failed too, so the
-    rules can tell the node's stack from the pod's image. Same round as the stack's logs: no extra round trip."""
+    rules can tell the node's stack from the pod's image. They ride the follow-up round (the GPU stack's logs, the
+    owner chain): a round trip of their own only when that round has nothing else to read, within the 3 of every
+    pod diagnosis (tests/test_siblings.py, tests/test_request_budget.py)."""
     from ..gpu import siblings   # a GPU crash only: most diagnoses never load the log signatures here
     found = siblings.candidates(ev, ev.pod)
     if not found or siblings.own_failure(ev) is None:
