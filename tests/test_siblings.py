@@ -234,3 +234,23 @@ def test_live_bundle_carries_the_sibling_log_and_replays(tmp_path):
     proc, doc = run_json("--from", str(out))
     assert doc["rootCause"] == "driver-libraries-missing", doc["summary"]
     assert not doc["gaps"], doc["gaps"]
+
+
+# torch's words when libcuda is there but older than the CUDA it was built for (defilantech/LLMKube#1424)
+TORCH_TOO_OLD = ("RuntimeError: The NVIDIA driver on your system is too old (found version 11040). Please update your "
+                 "GPU driver by downloading and installing a new version from the URL: "
+                 "http://www.nvidia.com/Download/index.aspx Alternatively, go to: https://pytorch.org to install a "
+                 "PyTorch version that has been compiled with your version of the CUDA driver.\n")
+
+
+def test_an_old_driver_that_other_workloads_hit_too_is_the_node_driver_to_upgrade():
+    ev = _ev(WELKIN)
+    ev.logs[OWN_LOG] = TORCH_TOO_OLD
+    ev.logs[SIB_LOG] = TORCH_TOO_OLD
+    d, f = _cause(ev)
+    assert d.root_cause == "cuda-driver-too-old", d.summary
+    assert "fail the same way (ml/finetune-bert-6mfzq (Job finetune-bert))" in f.message
+    assert f.remediation.startswith("Upgrade the NVIDIA driver on node elx-gpu-worker-0")
+    ev.logs[SIB_LOG] = GPU_OOM   # the sibling ran CUDA far enough to fill its GPU: not the same failure
+    _, g = _cause(ev)
+    assert "fail the same way" not in g.message and not g.remediation.startswith("Upgrade the NVIDIA driver on node")
