@@ -249,7 +249,7 @@ def test_an_old_driver_that_other_workloads_hit_too_is_the_node_driver_to_upgrad
     ev.logs[SIB_LOG] = TORCH_TOO_OLD
     d, f = _cause(ev)
     assert d.root_cause == "cuda-driver-too-old", d.summary
-    assert "fail the same way (ml/finetune-bert-6mfzq (Job finetune-bert))" in f.message
+    assert "fail the same way: ml/finetune-bert-6mfzq (Job finetune-bert);" in f.message
     assert f.remediation.startswith("Upgrade the NVIDIA driver on node elx-gpu-worker-0")
     ev.logs[SIB_LOG] = GPU_OOM   # the sibling ran CUDA far enough to fill its GPU: not the same failure
     _, g = _cause(ev)

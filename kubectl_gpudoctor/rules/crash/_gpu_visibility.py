@@ -141,8 +141,8 @@ def _sibling_lines(alike) -> list:
 def node_stack_cause(ev, pod, alike, rcs):
     """Pods of other workloads on the node fail the same way: the node's GPU stack is at fault, not this image."""
     node = spec(pod).get("nodeName") or "the node"
-    cause = (f"the GPU stack of node {node} (device plugin, container toolkit or driver): pods of other workloads "
-             f"there fail the same way ({siblings.names(p for p, _ in alike)})")
+    cause = (f"the GPU stack of node {node} (device plugin, container toolkit or driver); pods of other workloads "
+             f"there fail the same way: {siblings.names(p for p, _ in alike)}")
     bare = [p for p in [pod] + [p for p, _ in alike] if not spec(p).get("runtimeClassName")]
     # The GPU operator's toolkit makes nvidia containerd's default runtime itself; without it (k3s, RKE2, a
     # hand-installed toolkit) pods without runtimeClassName start under runc and get no NVIDIA hook.

@@ -29,7 +29,10 @@ def cuda_driver_too_old(ev):
     """A crashed container logs that its driver is too old for its CUDA, or its image tag needs a newer driver than the node's.
 
     From the tag: the node's GFD driver label is below the CUDA major's minor-version-compatibility floor (below the
-    major's oldest driver when the tag names no minor), and the log does not show CUDA working on the GPU."""
+    major's oldest driver when the tag names no minor), and the log does not show CUDA working on the GPU.
+    With the node's driver unknown, the other GPU pods there decide cudart's ambiguous "insufficient driver": pods of
+    other workloads failing alike make it the node's stack (driver-libraries-missing); for the other lines they
+    point the fix at the node's driver, and GPU pods Ready there point it at the image."""
     pod, lbls = ev.pod, node_labels(ev)
     driver = cd.node_driver(node_versions(ev))
     for c, cs, term, prev in crashed(ev):
@@ -61,14 +64,14 @@ def _siblings_say(ev):
     node = spec(ev.pod).get("nodeName")
     alike = node_stack_fails(ev)
     if alike:
-        return (f" Pods of other workloads on node {node} fail the same way ({siblings.names(p for p, _ in alike)}): "
+        return (f" Pods of other workloads on node {node} fail the same way: {siblings.names(p for p, _ in alike)}; "
                 "the node's driver is the common cause.",
                 f"Upgrade the NVIDIA driver on node {node} (or move these workloads to nodes with a newer one): "
                 "several workloads with different images fail the same way there.",
                 [Line("log", f"pods/{namespace(p)}/{name(p)}", x.line.strip()[:200]) for p, x in alike])
     well = siblings.healthy(ev, ev.pod)
     if well:
-        return (f" Other GPU pods on node {node} are Ready ({siblings.names(well[:2])}): the node's GPU stack works, "
+        return (f" Other GPU pods on node {node} are Ready: {siblings.names(well[:2])}; the node's GPU stack works, "
                 "so the CUDA this image is built for is the likelier cause.", None,
                 [Line("object", f"pods/{namespace(p)}/{name(p)}", "Ready, requests a GPU") for p in well[:2]])
     return "", None, []
