@@ -254,3 +254,33 @@ def test_an_old_driver_that_other_workloads_hit_too_is_the_node_driver_to_upgrad
     ev.logs[SIB_LOG] = GPU_OOM   # the sibling ran CUDA far enough to fill its GPU: not the same failure
     _, g = _cause(ev)
     assert "fail the same way" not in g.message and not g.remediation.startswith("Upgrade the NVIDIA driver on node")
+
+
+LIBCUDA_MISSING = ("/bin/bash: error while loading shared libraries: libcuda.so.1: cannot open shared object file: "
+                   "No such file or directory\n")   # volcano-sh/volcano#4513
+
+
+def _make_ready(p):
+    p["status"]["containerStatuses"][0].update(ready=True, started=True, restartCount=0, lastState={},
+                                               state={"running": {"startedAt": p["metadata"]["creationTimestamp"]}})
+    for c in p["status"]["conditions"]:
+        c.update(status="True")
+        c.pop("reason", None)
+        c.pop("message", None)
+
+
+def test_a_ready_sibling_without_runtimeclass_rules_out_the_runtimeclass_guess():
+    """RuntimeClass nvidia exists and the pod sets none: a guess, unless a GPU pod without one works on that node
+    (then nvidia is containerd's default runtime there) — and a peer that works WITH one names the fix outright."""
+    own, whisper = ("default", "cuda-vectoradd", "cuda-vectoradd", True), ("home", "faster-whisper-5d8f7c9b4-n8t2w")
+    ev = _ev(K3S)
+    ev.logs[own] = LIBCUDA_MISSING
+    ev.logs.pop(("home", whisper[1], "faster-whisper", True))
+    _make_ready(_pod(ev, *whisper))
+    d, f = _cause(ev)
+    assert d.root_cause == "driver-libraries-missing", d.summary
+    assert "possibly the missing runtimeClassName" not in f.message
+    assert "likely container cuda-vectoradd's image or command" in f.message and "faster-whisper" in f.message
+    _pod(ev, *whisper)["spec"]["runtimeClassName"] = "nvidia"
+    _, g = _cause(ev)
+    assert "other GPU pods here use runtimeClassName 'nvidia'" in g.message and "runtimeClassName: nvidia" in g.snippet
