@@ -57,7 +57,7 @@ def test_a_sibling_whose_log_was_not_read_is_no_evidence():
     ev.logs.pop(SIB_LOG)
     d, f = _cause(ev)
     assert d.root_cause == "cuda-driver-too-old", d.summary
-    assert "finetune-bert" not in f.message
+    assert "Not checked: whether ml/finetune-bert-6mfzq (Job finetune-bert) on the same node fail" in f.message
 
 
 def test_a_replica_of_the_same_workload_failing_alike_proves_nothing_about_the_node():
@@ -162,7 +162,8 @@ def test_candidates_are_bounded_other_workloads_first_newest_first():
         extra.append(p)
     ev.objects["Pod"] += extra
     got = [p["metadata"]["name"] for p, *_ in siblings.candidates(ev, ev.pod)]
-    # finetune-bert finished 10:31, job-b 10:35, job-a 10:20; the same Deployment's replica (10:39) comes last
+    # job-b finished 10:35, finetune-bert 10:31, job-a 10:20, job-c 10:10; the same Deployment's replica (10:39)
+    # is never read: it proves nothing about the node
     assert got == ["extra-2", "finetune-bert-6mfzq", "extra-1"], got
 
 
@@ -224,6 +225,8 @@ def test_live_refused_sibling_log_is_a_gap_of_its_own(tmp_path):
     assert any("other GPU pods on node elx-gpu-worker-0" in g["detail"] for g in doc["gaps"]), doc["gaps"]
     # without the corroboration the driver stays unknown: the old-driver reading, and the pod's own log still read
     assert doc["rootCause"] == "cuda-driver-too-old", doc["summary"]
+    cause = next(f for f in doc["findings"] if f["id"] == "cuda-driver-too-old")
+    assert "Not checked: whether ml/finetune-bert-6mfzq" in cause["message"], cause["message"]
 
 
 def test_live_bundle_carries_the_sibling_log_and_replays(tmp_path):

@@ -83,12 +83,20 @@ def others(ev: Evidence, pod: dict) -> List[dict]:
 
 
 def candidates(ev: Evidence, pod: dict) -> List[Tuple[dict, dict, dict, bool]]:
-    """(sibling, container, termination, previous) of at most MAX_SIBLINGS failed GPU runs on the node: other
-    workloads first (a replica of the same one proves nothing about the node), most recently finished first."""
+    """(sibling, container, termination, previous) of at most MAX_SIBLINGS failed GPU runs on the node of other
+    workloads (a replica of the same one, same image and spec, proves nothing about the node), newest first."""
     mine = workload(pod)
-    runs = [(p, c, term, prev) for p in others(ev, pod) for c, term, prev in failed_runs(p)[:1]]
-    runs.sort(key=lambda r: (workload(r[0]) == mine, _negated(r[2].get("finishedAt") or "")))
+    runs = [(p, c, term, prev) for p in others(ev, pod) if workload(p) != mine for c, term, prev in failed_runs(p)[:1]]
+    runs.sort(key=lambda r: _negated(r[2].get("finishedAt") or ""))
     return runs[:MAX_SIBLINGS]
+
+
+def unread(ev: Evidence, pod: dict) -> List[dict]:
+    """Pods of other workloads on the node whose GPU runs failed but whose logs were not read (refused, not in the
+    input, or past MAX_SIBLINGS): whether they fail the same way is not known."""
+    mine = workload(pod)
+    return [p for p in others(ev, pod) if workload(p) != mine and failed_runs(p)
+            and not any(ev.log(p, c["name"], prev) for c, _, _ in failed_runs(p) for prev in (True, False))]
 
 
 def _negated(stamp: str) -> str:

@@ -121,6 +121,9 @@ def visibility_cause(ev, pod, c, libs=False, m=None):
                 f"Set spec.runtimeClassName: {rcs[0]} unless containerd's default runtime on the node is nvidia.",
                 f"# pod {name(pod)} (spec)\nruntimeClassName: {rcs[0]}", [Line("spec", "spec.runtimeClassName", "(not set)")])
     unchecked = [f"{s} ({ev.gap(s).reason})" for s in ("runtimeclasses",) if ev.gap(s)]
+    blind = siblings.unread(ev, pod)
+    if blind:
+        unchecked.append(f"whether {siblings.names(blind[:3])} on the node fail the same way (logs not read)")
     if well and state != "unknown":
         return own_image_cause(ev, pod, c, well)
     if state == "unknown":

@@ -74,6 +74,10 @@ def _siblings_say(ev):
         return (f" Other GPU pods on node {node} are Ready: {siblings.names(well[:2])}; the node's GPU stack works, "
                 "so the CUDA this image is built for is the likelier cause.", None,
                 [Line("object", f"pods/{namespace(p)}/{name(p)}", "Ready, requests a GPU") for p in well[:2]])
+    blind = siblings.unread(ev, ev.pod)
+    if blind:
+        return (f" Not checked: whether {siblings.names(blind[:3])} on the same node fail the same way (their GPU "
+                "containers crashed too; their logs were not read).", None, [])
     return "", None, []
 
 
