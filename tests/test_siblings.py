@@ -287,3 +287,27 @@ def test_a_ready_sibling_without_runtimeclass_rules_out_the_runtimeclass_guess()
     _pod(ev, *whisper)["spec"]["runtimeClassName"] = "nvidia"
     _, g = _cause(ev)
     assert "other GPU pods here use runtimeClassName 'nvidia'" in g.message and "runtimeClassName: nvidia" in g.snippet
+
+
+def test_the_operators_cuda_validator_failing_alike_corroborates_the_node_stack():
+    """gpu-operator#176: nvidia-cuda-validator's vectorAdd prints the same 'insufficient driver' line when the
+    toolkit never wired the runtime in; it requests no GPU (the NVIDIA runtime exposes them all) but counts."""
+    ev = _ev(WELKIN)
+    ev.logs.pop(SIB_LOG)
+    val = copy.deepcopy(_pod(ev, *SIBLING))
+    val["metadata"].update(name="nvidia-cuda-validator-kq2xt", namespace="gpu-operator", labels={"app": "nvidia-cuda-validator"},
+                           ownerReferences=[{"apiVersion": "v1", "kind": "Pod", "name": "nvidia-operator-validator-8xvnm",
+                                             "uid": "5966134d-a86d-58e0-be2a-8a27978c1282", "controller": True}])
+    val["metadata"].pop("generateName", None)
+    val["spec"]["containers"][0].update(name="nvidia-cuda-validator", resources={}, command=["sh", "-c"],
+                                        args=["vectorAdd"], image="nvcr.io/nvidia/cloud-native/gpu-operator-validator:v24.9.2")
+    val["status"]["containerStatuses"][0]["name"] = "nvidia-cuda-validator"
+    ev.objects["Pod"].append(val)
+    d, f = _cause(ev)
+    assert d.root_cause == "cuda-driver-too-old", d.summary   # its log not read: no evidence yet
+    ev.logs[("gpu-operator", "nvidia-cuda-validator-kq2xt", "nvidia-cuda-validator", True)] = (
+        "[Vector addition of 50000 elements]\nFailed to allocate device vector A (error code CUDA driver version is "
+        "insufficient for CUDA runtime version)!\n")
+    d, f = _cause(ev)
+    assert d.root_cause == "driver-libraries-missing", d.summary
+    assert "gpu-operator/nvidia-cuda-validator-kq2xt" in f.message

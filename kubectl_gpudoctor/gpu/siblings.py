@@ -17,6 +17,9 @@ SIBLING_TAIL = 40           # lines of each (a GPU stack error is printed at sta
 SIBLING_LOG_BYTES = 64 * 1024
 # The rules whose log lines say the container cannot use the node's GPU stack.
 STACK_RULES = ("cuda-driver-too-old", "gpu-not-visible", "driver-libraries-missing")
+# The GPU operator's own CUDA workloads on the node (vectorAdd under the NVIDIA runtime): one failing as the pod does
+# is the operator's test of the same stack failing; the other operands are the stack itself, not workloads on it.
+VALIDATORS = ("cuda-validator", "plugin-validator")
 # cudart's cudaErrorInsufficientDriver is also what a container without libcuda reads: it is alike both families.
 AMBIGUOUS = "cuda-insufficient-driver"
 
@@ -39,12 +42,13 @@ def workload_text(pod: dict) -> str:
 
 
 def failed_runs(pod: dict) -> List[Tuple[dict, dict, Optional[bool]]]:
-    """(container, termination, previous) of the pod's GPU containers whose latest run exited non-zero; previous:
-    the log to read for it (a container that restarted: its previous instance; one that stays terminated: its own)."""
-    out = []
+    """(container, termination, previous) of the pod's GPU containers (any of a validator's) whose latest run exited
+    non-zero; previous: the log to read for it (a container that restarted: its previous instance; one that stays
+    terminated: its own)."""
+    out, validator = [], _validator(pod)
     for c, cs, _ in podstate.all_container_states(pod):
         term = podstate.latest_termination(cs)
-        if not container_gpus(c) or not term or term.get("exitCode", 0) == 0:
+        if not (container_gpus(c) or validator) or not term or term.get("exitCode", 0) == 0:
             continue
         prev = int(cs.get("restartCount") or 0) > 0 and not podstate.terminated(cs)
         out.append((c, term, prev))
@@ -73,13 +77,19 @@ def own_failure(ev: Evidence):
 
 
 def others(ev: Evidence, pod: dict) -> List[dict]:
-    """The GPU pods on the pod's node other than it and the GPU stack's own pods (operands, device plugins)."""
+    """The GPU pods on the pod's node other than it and the GPU stack's own pods (operands, device plugins), and
+    the operator's validators."""
     node = spec(pod).get("nodeName")
     if not node or not gpustack.pods_known(ev, node):
         return []
     return [p for p in ev.pods_on(node) if (namespace(p), name(p)) != (namespace(pod), name(pod))
-            and any(container_gpus(c) for c in containers(p) + containers(p, init=True))
-            and gpustack.component_of(p) is None]
+            and (any(container_gpus(c) for c in containers(p) + containers(p, init=True)) and
+                 gpustack.component_of(p) is None or _validator(p))]
+
+
+def _validator(pod: dict) -> bool:
+    comp = gpustack.component_of(pod)
+    return comp is not None and comp.key in VALIDATORS
 
 
 def candidates(ev: Evidence, pod: dict) -> List[Tuple[dict, dict, dict, bool]]:
@@ -129,5 +139,5 @@ def healthy(ev: Evidence, pod: dict) -> List[dict]:
 
 
 def names(pods) -> str:
-    """'pod a (Deployment x), pod b (Job y)' with namespaces when they differ from the target's."""
+    """'ns/a (Deployment x), ns/b (Job y)'."""
     return ", ".join(f"{namespace(p)}/{name(p)} ({workload_text(p)})" for p in pods)
