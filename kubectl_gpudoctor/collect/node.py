@@ -160,7 +160,8 @@ def second_round(ev: Evidence) -> List[Request]:
     if not gpu_request(pod):
         return []
     reqs = log_requests(ev, POD_VIEW_MAX_LOGS, only_broken=True)
-    sibs = sibling_log_requests(ev)
+    keys = {r.log_key for r in reqs}
+    sibs = [r for r in sibling_log_requests(ev) if r.log_key not in keys]   # a validator's may be read as the stack's
     had_gap = "pods/log" in ev.gaps
 
     def forgive(resp):
