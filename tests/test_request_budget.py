@@ -36,6 +36,10 @@ HEAVIEST = [
     # (11 GETs); a TrainJob above its JobSet above its Job is the second round's one more GET (11 GETs, 3 trips).
     ("crash", "oom-killed/fail-owner-kserve-inferenceservice"),
     ("crash", "oom-killed/fail-owner-trainjob-jobset"),
+    # A GPU pod whose own log shows a driver/library error: the log of another workload's GPU pod failing on the same
+    # node is read once both are known (collect/node.py sibling_log_requests), the follow-up round's one more GET.
+    ("crash", os.path.join(ROOT, "tests", "realworld", "failing",
+                           "r4-sib-welkin-operator-upgrade-two-workloads-insufficient")),
 ]
 # No node carries GPU labels, so where the device plugin runs is found by following its DaemonSet: nodes, then the
 # DaemonSets, then the plugin's pods by the DaemonSet's selector, then its log — a chain no parallel round shortens.

@@ -7,7 +7,7 @@ from typing import List, Optional
 from ..gpu import stack as gpustack, nodeview
 from ..kube import podstate, storage
 from ..data import gpu_resources as gr
-from ..evidence import Evidence
+from ..evidence import Evidence, Gap
 from ..kube.objects import controller_of, name, namespace, spec
 from .api import Request, quote
 
@@ -17,6 +17,8 @@ MAX_LOGS = 16               # log tails of GPU-stack containers read for one nod
 MAX_DAEMONSETS = 12         # DaemonSets read by owner reference
 POD_VIEW_MAX_LOGS = 4       # device-plugin/operator logs read for a pod diagnosis
 MAX_CLAIMS = 16             # ResourceClaims of the node's pods read for the DRA inventory
+# The key of the gap left when the other GPU pods' logs on a pod's node are refused (its source stays pods/log).
+SIBLING_LOGS_GAP = "pods/log#siblings"
 # Where the device plugin's DaemonSet is looked for when the cluster-wide DaemonSet list is refused.
 FALLBACK_DS_NAMESPACES = ("kube-system",)
 
@@ -132,9 +134,9 @@ def _gpu_counts(node: dict):
     return [(capacity(node, r), allocatable(node, r)) for r in nodeview.node_gpu_resources(node)]
 
 
-def _log(pod: dict, container: str, previous: bool, tail: int) -> Request:
+def _log(pod: dict, container: str, previous: bool, tail: int, limit: int = LOG_LIMIT_BYTES) -> Request:
     ns, pod_name = namespace(pod), name(pod)
-    query = {"container": container, "tailLines": str(tail), "limitBytes": str(LOG_LIMIT_BYTES)}
+    query = {"container": container, "tailLines": str(tail), "limitBytes": str(limit)}
     if previous:
         query["previous"] = "true"
     return Request("pods/log", "get", f"/api/v1/namespaces/{quote(ns)}/pods/{quote(pod_name)}/log", query,
@@ -158,12 +160,38 @@ def second_round(ev: Evidence) -> List[Request]:
     if not gpu_request(pod):
         return []
     reqs = log_requests(ev, POD_VIEW_MAX_LOGS, only_broken=True)
+    keys = {r.log_key for r in reqs}
+    sibs = [r for r in sibling_log_requests(ev) if r.log_key not in keys]   # a validator's may be read as the stack's
     had_gap = "pods/log" in ev.gaps
 
     def forgive(resp):
         gap = ev.gaps.get("pods/log")
         if resp.reason != "ok" and not had_gap and gap is not None and gap.detail == resp.message:
             ev.gaps.pop("pods/log")
+
+    def sibling_gap(resp):
+        # the corroboration was not checked: a gap of its own, never one of the pod's own logs
+        gap = ev.gaps.get("pods/log")
+        forgive(resp)
+        if resp.reason != "ok" and gap is not None and gap.detail == resp.message:
+            ev.gaps.setdefault(SIBLING_LOGS_GAP, Gap("pods/log", gap.reason, "the logs of other GPU pods on node "
+                                                     f"{spec(pod).get('nodeName')}: {resp.message}", gap.verb))
     for r in reqs:
         r.then = forgive
-    return reqs
+    for r in sibs:
+        r.then = sibling_gap
+    return reqs + sibs
+
+
+def sibling_log_requests(ev: Evidence) -> List[Request]:
+    """Only when the pod's own failed GPU run logged a driver/library/visibility error (its log came in the first
+    round, with the node's pod list): the log tails of a few other GPU pods on the node that failed too, so the
+    rules can tell the node's stack from the pod's image. They ride the follow-up round (the GPU stack's logs, the
+    owner chain): a round trip of their own only when that round has nothing else to read, within the 3 of every
+    pod diagnosis (tests/test_siblings.py, tests/test_request_budget.py)."""
+    from ..gpu import siblings   # a GPU crash only: most diagnoses never load the log signatures here
+    found = siblings.candidates(ev, ev.pod)
+    if not found or siblings.own_failure(ev) is None:
+        return []
+    return [_log(p, c["name"], prev, min(ev.tail_lines, siblings.SIBLING_TAIL), siblings.SIBLING_LOG_BYTES)
+            for p, c, _, prev in found if ev.log(p, c["name"], prev) is None]

@@ -314,7 +314,11 @@ def _evidence(objects, logs, meta, kind, name, namespace, tail) -> Evidence:
         ev.pod_nodes = set(meta["podNodes"])
     ev.stack_only = bool(meta.get("stackOnly"))
     for g in meta.get("gaps") or []:
-        ev.add_gap(Gap(g.get("source", "?"), g.get("reason", "error"), g.get("detail", ""), g.get("verb", "get")))
+        gap = Gap(g.get("source", "?"), g.get("reason", "error"), g.get("detail", ""), g.get("verb", "get"))
+        if isinstance(g.get("key"), str) and g["key"].startswith(gap.source + "#"):
+            ev.gaps.setdefault(g["key"], gap)   # a gap kept apart from its source's (e.g. other pods' logs)
+        else:
+            ev.add_gap(gap)
     for ref in meta.get("absent") or []:
         ev.absent[ref] = "404 when collected"
     if ev.pod is not None and podstate.never_ran(ev.pod):
@@ -368,7 +372,8 @@ def write_bundle_meta(ev: Evidence, tool: str) -> dict:
             "collectedAt": format_time(ev.now()),
             "target": {"kind": ev.target.kind, "namespace": ev.target.namespace, "name": ev.target.name},
             "sources": sorted(ev.sources), "podNodes": sorted(ev.pod_nodes) if ev.pod_nodes is not None else None,
-            "tailLines": ev.tail_lines, "gaps": [dict(g.to_dict(), verb=g.verb) for g in ev.gaps.values()],
+            "tailLines": ev.tail_lines, "gaps": [dict(g.to_dict(), verb=g.verb, **({"key": k} if k != g.source else {}))
+                                                  for k, g in ev.gaps.items()],
             # read neither successfully nor with an error: the collector did not need them for this target, so a
             # replay reports them as live does (not collected), not as missing from the bundle
             "notCollected": sorted(set(KNOWN_SOURCES) - ev.sources - set(ev.gaps)),

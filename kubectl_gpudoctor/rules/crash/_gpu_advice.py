@@ -113,7 +113,15 @@ def driver_ok(ev, c) -> bool:
         return cd.compare(img[0], driver) != "too-old"
     if img and not driver and sibling_runs_cuda(ev, img[0]):
         return True
+    if not driver and node_stack_fails(ev):
+        return True   # pods of other workloads on the node fail alike: the node's stack, whatever the image's CUDA
     return cd.runs_on(c.get("image", ""), lbls)
+
+
+def node_stack_fails(ev) -> list:
+    """(sibling, line) of pods of other workloads on the pod's node whose GPU runs fail as this pod's does."""
+    from ...gpu import siblings
+    return siblings.failing_alike(ev, ev.pod, siblings.own_failure(ev)) if ev.pod else []
 
 
 def sibling_runs_cuda(ev, cuda) -> Optional[str]:

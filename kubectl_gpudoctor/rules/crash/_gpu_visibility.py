@@ -6,7 +6,7 @@ import re
 from collections import Counter
 from typing import Optional
 
-from ...gpu import stack as gpustack
+from ...gpu import siblings, stack as gpustack
 from ...kube import podstate
 from ...data import gpu_resources
 from ...data.app_context import RUNTIME_NOT_FOUND
@@ -77,9 +77,11 @@ def plugin_state(ev):
 def visibility_cause(ev, pod, c, libs=False, m=None):
     """(cause, fix, snippet, evidence lines): the most likely reason a GPU container sees no GPU/driver, ranked;
     the cause starts with 'unknown' when none of the checks found one. Some log lines name the cause themselves."""
+    alike = siblings.failing_alike(ev, pod, m)
     if m is not None and m.signature.id in SIGNATURE_CAUSES:
         cause, fix, snippet = SIGNATURE_CAUSES[m.signature.id]
-        return cause.replace("$node", spec(pod).get("nodeName") or "the node"), fix, snippet, []
+        also = f"; pods of other workloads on the node fail the same way: {siblings.names(p for p, _ in alike)}" if alike else ""
+        return cause.replace("$node", spec(pod).get("nodeName") or "the node") + also, fix, snippet, _sibling_lines(alike)
     for key, hiding in HIDING_ENV.items():
         val = env_value(c, key)
         if val is not None and val.strip().lower() in hiding:
@@ -110,15 +112,64 @@ def visibility_cause(ev, pod, c, libs=False, m=None):
                         "logs), then delete the pod so it is recreated with a GPU.", None,
                 [Line("object", f"pods on node {spec(pod).get('nodeName')}", detail)])
     rcs = [name(o) for o in ev.all("RuntimeClass") if "nvidia" in (o.get("handler") or name(o))]
-    if rcs and not spec(pod).get("runtimeClassName"):
+    if alike:
+        return node_stack_cause(ev, pod, alike, rcs)
+    well = siblings.healthy(ev, pod)
+    if rcs and not spec(pod).get("runtimeClassName") and not any(not spec(p).get("runtimeClassName") for p in well):
         return (f"possibly the missing runtimeClassName: RuntimeClass {rcs[0]!r} exists and the pod does not use it "
                 "(needed unless nvidia is containerd's default runtime on the node)",
                 f"Set spec.runtimeClassName: {rcs[0]} unless containerd's default runtime on the node is nvidia.",
                 f"# pod {name(pod)} (spec)\nruntimeClassName: {rcs[0]}", [Line("spec", "spec.runtimeClassName", "(not set)")])
     unchecked = [f"{s} ({ev.gap(s).reason})" for s in ("runtimeclasses",) if ev.gap(s)]
+    blind = siblings.unread(ev, pod)
+    if blind:
+        unchecked.append(f"whether {siblings.names(blind[:3])} on the node fail the same way (logs not read)")
+    if well and state != "unknown":
+        return own_image_cause(ev, pod, c, well)
     if state == "unknown":
         unchecked.append("the device plugin and the other GPU pods on the node (pods not listed)")
         checked = "no env hides the GPU"
     else:
         checked = "no env hides the GPU, no other GPU pod uses a runtimeClass this pod lacks, the device plugin is Ready"
     return ("unknown: " + checked + ("; not checked: " + ", ".join(unchecked) if unchecked else ""), None, None, [])
+
+
+# --- the other GPU pods on the node as corroboration ----------------------------------------------------
+
+def _sibling_lines(alike) -> list:
+    return [Line("log", f"pods/{namespace(p)}/{name(p)} ({siblings.workload_text(p)})", x.line.strip()[:200])
+            for p, x in alike]
+
+
+def node_stack_cause(ev, pod, alike, rcs):
+    """Pods of other workloads on the node fail the same way: the node's GPU stack is at fault, not this image."""
+    node = spec(pod).get("nodeName") or "the node"
+    cause = (f"the GPU stack of node {node} (device plugin, container toolkit or driver); pods of other workloads "
+             f"there fail the same way: {siblings.names(p for p, _ in alike)}")
+    bare = [p for p in [pod] + [p for p, _ in alike] if not spec(p).get("runtimeClassName")]
+    # The GPU operator's toolkit makes nvidia containerd's default runtime itself; without it (k3s, RKE2, a
+    # hand-installed toolkit) pods without runtimeClassName start under runc and get no NVIDIA hook.
+    toolkit = ev.node is not None and any(comp.key == "toolkit" for comp, _ in gpustack.component_pods(ev, ev.node))
+    if rcs and len(bare) == 1 + len(alike) and not toolkit:
+        cause += (f"; none of them sets runtimeClassName and RuntimeClass {rcs[0]!r} exists, so the NVIDIA runtime "
+                  "is likely not containerd's default runtime there")
+        fix = (f"Set spec.runtimeClassName: {rcs[0]} in the pod template (and in the other failing workloads), or "
+               f"make nvidia containerd's default runtime on node {node}.")
+        snippet = f"# pod {name(pod)} (spec)\nruntimeClassName: {rcs[0]}"
+    else:
+        fix = (f"Fix the GPU stack on node {node}, not the image: check the container toolkit and device plugin pods "
+               "there (their logs and configuration, e.g. the device list strategy), then delete the failing pods.")
+        snippet = (f"kubectl get pods -A -o wide --field-selector spec.nodeName={node} | grep -Ei 'toolkit|device-plugin|driver'\n"
+                   f"kubectl debug node/{node} -it --image=busybox -- chroot /host nvidia-smi")
+    return cause, fix, snippet, _sibling_lines(alike)
+
+
+def own_image_cause(ev, pod, c, well):
+    """Other GPU pods on the node run with their GPUs and no pod or node check found a cause: this image is likelier."""
+    node = spec(pod).get("nodeName") or "the node"
+    cause = (f"likely container {c['name']}'s image or command: other GPU pods on node {node} are Ready with their "
+             f"GPUs ({siblings.names(well[:2])}), so the node's GPU stack works")
+    fix = (f"Compare container {c['name']}'s image, env and command with {namespace(well[0])}/{name(well[0])}, which "
+           f"uses its GPU on node {node}; run nvidia-smi in this image on that node to see what it lacks.")
+    return cause, fix, None, [Line("object", f"pods/{namespace(p)}/{name(p)}", f"Ready on node {node}, requests a GPU")
+                              for p in well[:2]]

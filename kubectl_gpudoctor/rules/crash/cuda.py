@@ -5,13 +5,14 @@ from __future__ import annotations
 import re
 
 from ...data import cuda_driver as cd
+from ...gpu import siblings
 from ...kube import podstate
 from ...kube.timeutil import seconds_between
 from ...data.signatures_distributed import NCCL_HINTS
 from ...kube.objects import container_gpus, name, namespace, spec
 from .._common import has_terminations
 from ._gpu_advice import (affinity_snippet, cuda_initialised, driver_facts, driver_label_line, driver_ok, ngc_fatal,
-                          driver_pod_version, image_cuda, node_versions,
+                          driver_pod_version, image_cuda, node_stack_fails, node_versions,
                           nccl_fix, node_affinity, node_labels, rendezvous_peer)
 from ._gpu_log import AMBIGUOUS, crash_hit, crash_match, crashed, matches, quote, shm_inferred
 from ._gpu_visibility import env_value
@@ -28,7 +29,10 @@ def cuda_driver_too_old(ev):
     """A crashed container logs that its driver is too old for its CUDA, or its image tag needs a newer driver than the node's.
 
     From the tag: the node's GFD driver label is below the CUDA major's minor-version-compatibility floor (below the
-    major's oldest driver when the tag names no minor), and the log does not show CUDA working on the GPU."""
+    major's oldest driver when the tag names no minor), and the log does not show CUDA working on the GPU.
+    With the node's driver unknown, the other GPU pods there decide cudart's ambiguous "insufficient driver": pods of
+    other workloads failing alike make it the node's stack (driver-libraries-missing); for the other lines they
+    point the fix at the node's driver, and GPU pods Ready there point it at the image."""
     pod, lbls = ev.pod, node_labels(ev)
     driver = cd.node_driver(node_versions(ev))
     for c, cs, term, prev in crashed(ev):
@@ -47,9 +51,34 @@ def cuda_driver_too_old(ev):
         extra = driver_label_line(ev, lbls) + ([Line("object", f"pods/{name(pod_driver[1])}", f"driver image "
                                                      f"{pod_driver[1]['spec']['containers'][0].get('image')}")]
                                                if pod_driver else [])
-        return crash_hit(ev, c, cs, term, m, f"Container {c['name']} cannot use CUDA: {what}. {driver_facts(ev, img, m)}",
-                         snippet=affinity_snippet(ev, lbls, img), severity=severity, extra=extra)
+        said, fix, more = _siblings_say(ev) if driver is None else ("", None, [])
+        return crash_hit(ev, c, cs, term, m, f"Container {c['name']} cannot use CUDA: {what}. {driver_facts(ev, img, m)}"
+                         + said, snippet=affinity_snippet(ev, lbls, img), severity=severity, extra=extra + more, fix=fix)
     return Unknown.from_gap(ev.gap("pods/log")) if ev.gap("pods/log") else None
+
+
+def _siblings_say(ev):
+    """(sentence, fix or None, evidence lines) from the other GPU pods on the node when its driver is not known:
+    other workloads failing alike make the node's driver the thing to fix; GPU pods Ready there make the image's
+    CUDA the likelier cause."""
+    node = spec(ev.pod).get("nodeName")
+    alike = node_stack_fails(ev)
+    if alike:
+        return (f" Pods of other workloads on node {node} fail the same way: {siblings.names(p for p, _ in alike)}; "
+                "the node's driver is the common cause.",
+                f"Upgrade the NVIDIA driver on node {node} (or move these workloads to nodes with a newer one): "
+                "several workloads with different images fail the same way there.",
+                [Line("log", f"pods/{namespace(p)}/{name(p)}", x.line.strip()[:200]) for p, x in alike])
+    well = siblings.healthy(ev, ev.pod)
+    if well:
+        return (f" Other GPU pods on node {node} are Ready: {siblings.names(well[:2])}; the node's GPU stack works, "
+                "so the CUDA this image is built for is the likelier cause.", None,
+                [Line("object", f"pods/{namespace(p)}/{name(p)}", "Ready, requests a GPU") for p in well[:2]])
+    blind = siblings.unread(ev, ev.pod)
+    if blind:
+        return (f" Not checked: whether {siblings.names(blind[:3])} on the same node fail the same way (their GPU "
+                "containers crashed too; their logs were not read).", None, [])
+    return "", None, []
 
 
 @rule("no-kernel-image-for-gpu", phase="crash", severity="critical", rank=SPECIFIC, applies=has_terminations,
