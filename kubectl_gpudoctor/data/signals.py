@@ -47,6 +47,17 @@ PROBE_KILL = (r"(?i)failed (?P<probe>liveness|startup) probe|Container failed (?
 # `Unhealthy` messages: `Liveness probe failed: Get "http://10.244.1.5:8000/health": dial tcp 10.244.1.5:8000:
 # connect: connection refused`, `Startup probe failed: HTTP probe failed with statuscode: 503`, `... errored: ...`.
 PROBE_FAILED = r"^(?P<probe>Liveness|Startup) probe (?:failed|errored)"
+READINESS_FAILED = r"^Readiness probe (?:failed|errored)"
+# What a failed probe says about the server, from the Unhealthy message's tail. No answer within timeoutSeconds:
+# httpGet `context deadline exceeded (Client.Timeout exceeded while awaiting headers)` (kubernetes/kubernetes#115469,
+# #89898), older kubelets `net/http: request canceled (Client.Timeout ...)`, tcpSocket `i/o timeout`, grpc
+# `timeout: failed to connect service ... within 1s`, exec `command "..." timed out` or `rpc error: code =
+# DeadlineExceeded` (kubernetes/kubernetes#82987). Nothing listening: `connect: connection refused`, `connection reset
+# by peer`, `EOF`. An answer that says unhealthy: `HTTP probe failed with statuscode: 503`.
+PROBE_TIMEOUT = (r"(?i)context deadline exceeded|Client\.Timeout|request canceled|i/o timeout|timed out"
+                 r"|timeout: failed to connect|DeadlineExceeded")
+PROBE_REFUSED = r"(?i)connection refused|connection reset|: EOF\b|no route to host"
+PROBE_STATUS = r"statuscode: (?P<code>\d{3})\b"
 # The probe reached a running server that answered "no such endpoint": a wrong path, not a slow start.
 PROBE_WRONG_TARGET = r"statuscode: (?:404|405|401|403)\b"
 STOPPING = r"^Stopping container "

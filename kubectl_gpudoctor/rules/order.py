@@ -66,6 +66,7 @@ RULE_ORDER = (
     "auth-failure",
     "dependency-unreachable",
     "probe-kills-slow-start",
+    "liveness-probe-failing",
     "job-failed",
     # eviction and the node under the pod
     "evicted",

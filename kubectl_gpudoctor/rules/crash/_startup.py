@@ -8,6 +8,9 @@ from datetime import datetime, timezone
 from typing import Optional
 
 from ...logs import scan as logscan
+from ...logs.crashrun import RECOVERED_AFTER_S, failures, stopped_sidecar
+from ...kube import podstate
+from ...kube.objects import condition
 from ...data.server_start import LOADING, LOG_TIME, PROGRESS, READY
 from ...evidence import event_count
 from ...kube.timeutil import human_duration, parse_time, seconds_between
@@ -155,3 +158,150 @@ def container_events(ev, name_: str, reason: str, pattern: str) -> list:
 def kill_count(kills) -> str:
     n = sum(event_count(e) for e in kills)
     return "once" if n == 1 else f"{n} times"
+
+
+# --- a kill after the container had started: liveness, not start-up ---------------------------------------------
+
+# A non-OOM kill stays news for an hour after it, even once the container is Running and Ready again: the user who
+# saw a restart count move asks about it, and a kill that came under load comes back under the same load. Older
+# kills of a container that is Ready again are history (not reported; an OOM kill has its own, longer window).
+KILL_NEWS_S = 3600
+# A crash loop can be caught in a Ready moment: this many restarts, each run shorter than the kubelet's back-off
+# reset, is still the loop (the rule's own severity), not a kill the container came back from.
+LOOP_RESTARTS = 3
+
+
+def _num(p, key, default) -> int:
+    try:
+        return int(p.get(key) if p.get(key) is not None else default)
+    except (TypeError, ValueError):
+        return default
+
+
+def probe_numbers(p):
+    """(initialDelaySeconds, timeoutSeconds, periodSeconds, failureThreshold) with the API's defaults (0, 1, 10, 3)."""
+    return (_num(p, "initialDelaySeconds", 0), _num(p, "timeoutSeconds", 1), _num(p, "periodSeconds", 10),
+            _num(p, "failureThreshold", 3))
+
+
+def probe_handler(p) -> str:
+    """What the probe checks, as a user reads it: `GET http://:8000/health`, `TCP :8000`, `gRPC :9000`, `exec sh -c …`."""
+    if isinstance(p.get("httpGet"), dict):
+        h = p["httpGet"]
+        return f"GET {str(h.get('scheme') or 'HTTP').lower()}://:{h.get('port')}{h.get('path') or '/'}"
+    if isinstance(p.get("tcpSocket"), dict):
+        return f"TCP :{p['tcpSocket'].get('port')}"
+    if isinstance(p.get("grpc"), dict):
+        return f"gRPC :{p['grpc'].get('port')}"
+    cmd = (p.get("exec") or {}).get("command") if isinstance(p.get("exec"), dict) else None
+    return ("exec " + " ".join(str(x) for x in cmd))[:120] if isinstance(cmd, list) and cmd else "its handler"
+
+
+def never_answering_s(pod, c) -> int:
+    """The longest a container whose probes never pass can run: the startupProbe's budget, then the livenessProbe's
+    (a probe that times out holds its worker for timeoutSeconds, so each try takes the longer of period and timeout),
+    one period of jitter each, and the grace period the kill waits before SIGKILL."""
+    total = _num((pod.get("spec") or {}), "terminationGracePeriodSeconds", 30)
+    for key in ("startupProbe", "livenessProbe"):
+        p = c.get(key)
+        if isinstance(p, dict):
+            delay, timeout, period, threshold = probe_numbers(p)
+            total += delay + (threshold + 1) * max(period, timeout)
+    return total
+
+
+def ready_during(pod, term):
+    """The time the pod's Ready condition turned False inside the killed run, or None. A container is not ready when
+    it (re)starts, so a transition to False after its run began means the pod had been Ready during that run."""
+    cond = condition(pod, "Ready") or {}
+    at = cond.get("lastTransitionTime")
+    after = seconds_between(term.get("startedAt"), at)
+    before = seconds_between(at, term.get("finishedAt"))
+    if cond.get("status") == "False" and after is not None and before is not None and after >= 10 and before >= -30:
+        return at
+    return None
+
+
+def started_before_kill(pod, c, term, text: str) -> str:
+    """How we know the killed run had started (words), or "": its log shows it serving; or it outlived what probes that
+    never pass allow and the pod was Ready during it; or it ran more than twice that (the probes had passed before
+    they failed). A run killed within that window may be a slow start, whatever a condition's timestamp says."""
+    if text and served(text):
+        return "its log shows it serving"
+    ran, limit = seconds_between(term.get("startedAt"), term.get("finishedAt")), never_answering_s(pod, c)
+    if ran is None or ran <= limit:
+        return ""
+    at = ready_during(pod, term)
+    if at:
+        return f"the pod was Ready during that run, until {at}"
+    if ran > 2 * limit:
+        return (f"it ran {human_duration(ran)}, far past the {human_duration(limit)} its probes allow a container "
+                f"that never answers, so they had passed before they failed")
+    return ""
+
+
+def ready_again(cs) -> bool:
+    return (cs.get("state") or {}).get("running") is not None and cs.get("ready") is True
+
+
+def recent_kills(ev):
+    """(container, status, termination, is_init) of failures(ev), then of each container Running and Ready again
+    whose last run ended non-zero (not OOMKilled: oom-killed has its own window) less than KILL_NEWS_S ago."""
+    seen = set()
+    for c, cs, term, init in failures(ev):
+        seen.add((init, c.get("name")))
+        yield c, cs, term, init
+    for c, cs, init in podstate.all_container_states(ev.pod):
+        term = podstate.last_terminated(cs)
+        if (init, c.get("name")) in seen or not term or stopped_sidecar(ev.pod, c, init) or not ready_again(cs):
+            continue
+        age = seconds_between(term.get("finishedAt"), ev.now())
+        if term.get("exitCode") not in (None, 0) and term.get("reason") != "OOMKilled" and age is not None \
+                and 0 <= age <= KILL_NEWS_S:
+            yield c, cs, term, init
+
+
+def kill_severity(cs, term):
+    """"warning" for a kill the container came back from (Running and Ready again), unless it is a crash loop caught
+    in a Ready moment (LOOP_RESTARTS restarts, the killed run shorter than the back-off reset); else None."""
+    if not ready_again(cs):
+        return None
+    ran = seconds_between(term.get("startedAt"), term.get("finishedAt"))
+    if int(cs.get("restartCount") or 0) >= LOOP_RESTARTS and (ran is None or ran < RECOVERED_AFTER_S):
+        return None
+    return "warning"
+
+
+def back_words(ev, cs) -> str:
+    up = seconds_between(((cs.get("state") or {}).get("running") or {}).get("startedAt"), ev.now())
+    return f" It is Running and Ready again ({human_duration(up)} since the restart): a kill to watch, not an outage."
+
+
+def run_events(ev, name_: str, pattern: str, term) -> list:
+    """The container's Unhealthy events matching `pattern` whose span overlaps the run that ended with `term`."""
+    start, end = term.get("startedAt"), term.get("finishedAt")
+    out = []
+    for e in container_events(ev, name_, "Unhealthy", pattern):
+        first = e.get("firstTimestamp") or e.get("eventTime") or e.get("lastTimestamp")
+        last = e.get("lastTimestamp") or (e.get("series") or {}).get("lastObservedTime") or first
+        a, b = seconds_between(start, last), seconds_between(first, end)
+        if (a is None or a >= -5) and (b is None or b >= -5):
+            out.append(e)
+    return out
+
+
+def liveness_snippet(c, p, failures_: int):
+    """(snippet, new timeout, new threshold) for probes that timed out: the same handler with room for a slow answer.
+    timeoutSeconds doubles (at least 5 s, at most 30 s); failureThreshold doubles and covers at least a minute of
+    failures, and at least the failures seen in the run (an endpoint that failed now and then was slow, not dead)."""
+    _, timeout, period, threshold = probe_numbers(p)
+    new_timeout = min(30, max(5, 2 * timeout))
+    new_threshold = max(2 * threshold, math.ceil(60 / max(period, 1)), min(failures_, 3 * threshold))
+    handler = {k: v for k, v in p.items() if k in ("httpGet", "tcpSocket", "grpc", "exec")}
+    import yaml   # only for this snippet
+    body = _indent(yaml.safe_dump(handler, sort_keys=False, default_flow_style=False), 2)
+    return (f"# container {c['name']}: the same check, with room for a slow answer under load (not a startupProbe)\n"
+            f"livenessProbe:\n{body}  periodSeconds: {period}\n"
+            f"  timeoutSeconds: {new_timeout}   # was {timeout}: the failures were timeouts\n"
+            f"  failureThreshold: {new_threshold}   # was {threshold}: {new_threshold} × {period}s = "
+            f"{human_duration(new_threshold * period)} of failures before a restart"), new_timeout, new_threshold

@@ -6,9 +6,11 @@ import re
 
 from ...logs.crashrun import (before_shutdown, failure_block, failures, find, last_lines, log_ref, probe_kills, run_log, status_match,
                               where)
-from ...data.signals import PROBE_FAILED, PROBE_WRONG_TARGET
+from ...data.signals import (PROBE_FAILED, PROBE_KILL, PROBE_REFUSED, PROBE_STATUS, PROBE_TIMEOUT, PROBE_WRONG_TARGET,
+                             READINESS_FAILED)
 from ...data.log_regions import DISTRIBUTED
-from ...kube.timeutil import human_duration
+from ...evidence import event_count
+from ...kube.timeutil import human_duration, seconds_between
 from . import _access as xe, _files as ae, _startup as se
 from .._common import event_line, has_terminations, status_line
 from ..registry import DEFAULT, SPECIFIC, Hit, Line, Unknown, rule
@@ -179,8 +181,8 @@ def probe_kills_slow_start(ev):
     Start time: a ready line of any run, else the killed run's length plus what its progress bar said was left."""
     for c, cs, term, _ in failures(ev):
         kills = probe_kills(ev, c["name"], term)
-        if not kills:
-            continue
+        if not kills or se.started_before_kill(ev.pod, c, term, ""):
+            continue   # no probe kill, or the status alone shows it had started: not a slow start
         text, previous = run_log(ev, c["name"], cs, term)
         if not text:
             if ev.gap("pods/log"):
@@ -190,9 +192,9 @@ def probe_kills_slow_start(ev):
         tail = last_lines(text, 6)
         loading = any(se.loading(l) for l in tail)
         probe_msg = (se.container_events(ev, c["name"], "Unhealthy", PROBE_FAILED)[-1:] or [{}])[0]
-        if se.served(text) or re.search(PROBE_WRONG_TARGET, probe_msg.get("message") or "") \
+        if se.started_before_kill(ev.pod, c, term, text) or re.search(PROBE_WRONG_TARGET, probe_msg.get("message") or "") \
                 or (failure_block(text) and not loading):
-            continue  # served, wrong probe path, or it failed by itself: not a slow start
+            continue  # it had started (liveness-probe-failing), wrong probe path, or it failed by itself
         budget, words, probe = se.probe_budget(c)
         observed, how, exact = se.observed_start(ev, c, cs, term, text)
         if observed is None or (exact and budget >= observed) or probe is None:
@@ -214,3 +216,74 @@ def probe_kills_slow_start(ev):
                    lines, snippet=snippet, rank=SPECIFIC if loading else DEFAULT, summary=summary, fix=fix,
                    values={"container": c["name"], "threshold": threshold})
     return None
+
+
+LIVENESS_FAILED = r"^Liveness probe (?:failed|errored)"
+
+
+@rule("liveness-probe-failing", phase="crash", severity="critical", rank=SPECIFIC, applies=has_terminations,
+      needs=("events",), title="The liveness probe killed a container that had been serving",
+      remediation="Find why $endpoint of container $container stopped answering: read the end of its previous log "
+                  "(kubectl logs $pod -n $namespace -c $container --previous). The probe did its job; a startupProbe "
+                  "would not help, the container had started.")
+def liveness_probe_failing(ev):
+    """The kubelet restarted a container after failed liveness probes although it had started: its log served, the
+    pod was Ready during that run, or the run outlived by far what probes that never pass allow.
+
+    A liveness problem, never a startupProbe's: it names the probe, its numbers, the failures' wording and count.
+    Timeouts get room (timeoutSeconds, failureThreshold from the events); refusals and 5xx answers point at the log.
+    A warning once the container is Running and Ready again, for an hour after the kill."""
+    for c, cs, term, _ in se.recent_kills(ev):
+        kills = [k for k in probe_kills(ev, c["name"], term)
+                 if not re.search(r"(?i)startup", (re.search(PROBE_KILL, k.get("message") or "") or [""])[0])]
+        probe = c.get("livenessProbe")
+        text, previous = run_log(ev, c["name"], cs, term)
+        why = kills and isinstance(probe, dict) and se.started_before_kill(ev.pod, c, term, before_shutdown(text) or text)
+        if not why:
+            continue
+        failed = se.run_events(ev, c["name"], LIVENESS_FAILED, term)
+        ready_fails = se.run_events(ev, c["name"], READINESS_FAILED, term)
+        said = (failed[-1].get("message") or "").split(": ", 1)[-1] if failed else ""
+        did, meaning, fix = _probe_meaning(said, probe)
+        _, timeout, period, threshold = se.probe_numbers(probe)
+        n = sum(event_count(e) for e in failed)
+        ran = seconds_between(term.get("startedAt"), term.get("finishedAt"))
+        lines = [status_line(c["name"], where(cs, term), term), event_line(kills[-1])]
+        lines += [event_line(e) for e in (failed[-1:] + ready_fails[-1:])]
+        snippet, values = "", {"container": c["name"], "endpoint": se.probe_handler(probe)}
+        if fix == "timeout":
+            snippet, new_t, new_f = se.liveness_snippet(c, probe, n)
+            fix = (f"Check {se.probe_handler(probe)} of container {c['name']} under load (time it while the server is "
+                   f"busy: curl -w '%{{time_total}}' from a pod in the cluster, or the server's latency metrics). If it "
+                   f"answers, only slowly, give the livenessProbe room: timeoutSeconds {timeout} → {new_t}, "
+                   f"failureThreshold {threshold} → {new_f}; better, point it at a cheap endpoint that does not wait "
+                   f"behind inference requests and keep the full check for readiness. Not a startupProbe: it had started.")
+        sev = se.kill_severity(cs, term)
+        window = f"{threshold} × {max(period, timeout)}s = {human_duration(threshold * max(period, timeout))}"
+        summary = (f"Container {c['name']} was killed by its liveness probe after {human_duration(ran)} of running: "
+                   f"{se.probe_handler(probe)} {did} ({n} failure{'s' if n != 1 else ''})")
+        return Hit(f"Container {c['name']} had started ({why}) when the kubelet killed it after failed liveness "
+                   f"probes, {se.kill_count(kills)}, exit {term.get('exitCode')} after {human_duration(ran)}: "
+                   f"{se.probe_handler(probe)} with timeoutSeconds {timeout}, periodSeconds {period}, failureThreshold "
+                   f"{threshold} (a restart after {window} of failures) failed {n} time{'s' if n != 1 else ''}"
+                   + (f" ({said[:160]})" if said else "") + f": it {did}, {meaning}."
+                   + (f" Readiness failed too ({sum(event_count(e) for e in ready_fails)} times)." if ready_fails else "")
+                   + (se.back_words(ev, cs) if sev else ""),
+                   lines, values=values, snippet=snippet, fix=fix if fix != "log" else None, severity=sev,
+                   summary=summary, edits="container" if snippet else "")
+    return None
+
+
+def _probe_meaning(said: str, probe: dict):
+    """(what the endpoint did, what that says about the server, "timeout" | "log"): too late, or not at all."""
+    _, timeout, _, _ = se.probe_numbers(probe)
+    status = re.search(PROBE_STATUS, said)
+    if re.search(PROBE_TIMEOUT, said):
+        return (f"did not answer within {timeout}s", "the endpoint was slow, its answer queued behind the work "
+                "(a busy server, CPU throttling, a long engine step)", "timeout")
+    if status:
+        return (f"answered HTTP {status.group('code')}", "the application reported itself unhealthy (servers such as "
+                "vLLM and TGI fail /health once their engine died)", "log")
+    if re.search(PROBE_REFUSED, said):
+        return "refused the connection", "nothing listened on the port: the server process had stopped", "log"
+    return "failed", "read the probe's output and the previous log", "log"

@@ -16,7 +16,7 @@ from ...kube.timeutil import human_duration, seconds_between
 from ._files import foreground_command, memory_sizing, memory_suggestion, owner_words
 from .._common import event_line, has_terminations, pod_events, status_line
 from ..registry import DEFAULT, FALLBACK, GENERIC, SPECIFIC, Hit, Line, rule
-from ._startup import container_events
+from ._startup import back_words, container_events, kill_severity, recent_kills
 
 # nvidia-smi is never part of an image: a missing one means the NVIDIA runtime did not set the container up.
 SMI_FIX = ("Give container $container its GPU through the NVIDIA runtime (resources.limits nvidia.com/gpu, and "
@@ -109,9 +109,12 @@ def _init_oom_while_creating(ev):
       remediation="Find who sent the signal: for SIGKILL/SIGTERM check the probe and Killing events, for "
                   "SIGSEGV/SIGABRT/SIGBUS read the last log lines of container $container.")
 def killed_by_signal(ev):
-    """A container exited with 128+N for a signal N (not an OOM kill), or the kubelet killed it after failed probes."""
+    """A container exited with 128+N for a signal N (not an OOM kill), or the kubelet killed it after failed probes.
+
+    A warning once the container is Running and Ready again (reported for an hour after the kill), unless that is a
+    crash loop caught in a Ready moment."""
     deleting = bool(meta(ev.pod).get("deletionTimestamp"))
-    for c, cs, term, init in failures(ev):
+    for c, cs, term, init in recent_kills(ev):
         code, sig = term.get("exitCode"), signal_of(term.get("exitCode"))
         kills = probe_kills(ev, c["name"], term)
         if term.get("reason") == "OOMKilled" or not (sig or kills) or (deleting and sig in ("SIGTERM", "SIGKILL")):
@@ -132,8 +135,9 @@ def killed_by_signal(ev):
         if sig in NATIVE_CRASH:
             text, previous = run_log(ev, c["name"], cs, term)
             lines += [Line("log", log_ref(ev, c["name"], previous, "crash"), l[:300]) for l in native_crash_lines(text)]
-        return Hit(f"Container {c['name']} exited with code {code}" + (f" ({sig})" if sig else "") + f": {cause}.",
-                   lines, values={"container": c["name"]})
+        sev = kill_severity(cs, term)
+        return Hit(f"Container {c['name']} exited with code {code}" + (f" ({sig})" if sig else "") + f": {cause}."
+                   + (back_words(ev, cs) if sev else ""), lines, values={"container": c["name"]}, severity=sev)
     return None
 
 
