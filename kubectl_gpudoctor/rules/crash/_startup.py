@@ -290,18 +290,45 @@ def run_events(ev, name_: str, pattern: str, term) -> list:
     return out
 
 
-def liveness_snippet(c, p, failures_: int):
-    """(snippet, new timeout, new threshold) for probes that timed out: the same handler with room for a slow answer.
-    timeoutSeconds doubles (at least 5 s, at most 30 s); failureThreshold doubles and covers at least a minute of
-    failures, and at least the failures seen in the run (an endpoint that failed now and then was slow, not dead)."""
+def failure_span(events) -> str:
+    """`over 2d1h` from the first failure to the last of aggregated events, or ""."""
+    first = min((e.get("firstTimestamp") or e.get("lastTimestamp") or "" for e in events), default="")
+    last = max((e.get("lastTimestamp") or e.get("firstTimestamp") or "" for e in events), default="")
+    span = seconds_between(first, last)
+    return f" over {human_duration(span)}" if span else ""
+
+
+# A timeout this long is already generous: an endpoint that cannot answer within it is stalled, not slow.
+GENEROUS_TIMEOUT_S = 30
+
+
+def liveness_fix(c, p, failures_: int):
+    """(fix, snippet) for a liveness probe whose failures were timeouts: the same handler with room for a slow answer.
+    timeoutSeconds doubles (at least 5 s, at most GENEROUS_TIMEOUT_S); failureThreshold doubles, covers at least a
+    minute of failures and the failures seen in the run up to three times the old threshold (an endpoint that failed
+    now and then was slow under load, not dead). Each try takes the longer of period and timeout."""
     _, timeout, period, threshold = probe_numbers(p)
-    new_timeout = min(30, max(5, 2 * timeout))
-    new_threshold = max(2 * threshold, math.ceil(60 / max(period, 1)), min(failures_, 3 * threshold))
+    new_timeout = timeout if timeout >= GENEROUS_TIMEOUT_S else min(GENEROUS_TIMEOUT_S, max(5, 2 * timeout))
+    step = max(period, new_timeout)
+    new_threshold = max(2 * threshold, math.ceil(60 / step), min(failures_, 3 * threshold))
     handler = {k: v for k, v in p.items() if k in ("httpGet", "tcpSocket", "grpc", "exec")}
     import yaml   # only for this snippet
     body = _indent(yaml.safe_dump(handler, sort_keys=False, default_flow_style=False), 2)
-    return (f"# container {c['name']}: the same check, with room for a slow answer under load (not a startupProbe)\n"
-            f"livenessProbe:\n{body}  periodSeconds: {period}\n"
-            f"  timeoutSeconds: {new_timeout}   # was {timeout}: the failures were timeouts\n"
-            f"  failureThreshold: {new_threshold}   # was {threshold}: {new_threshold} × {period}s = "
-            f"{human_duration(new_threshold * period)} of failures before a restart"), new_timeout, new_threshold
+    kept = new_timeout == timeout
+    snippet = (f"# container {c['name']}: the same check, with room for a slow answer under load (not a startupProbe)\n"
+               f"livenessProbe:\n{body}  periodSeconds: {period}\n"
+               f"  timeoutSeconds: {new_timeout}   # " + ("kept: already generous\n" if kept else
+                                                      f"was {timeout}: the failures were timeouts\n") +
+               f"  failureThreshold: {new_threshold}   # was {threshold}: {new_threshold} × {step}s = "
+               f"{human_duration(new_threshold * step)} of failures before a restart")
+    where = probe_handler(p)
+    first = (f"timeoutSeconds {timeout} is already generous: an endpoint that cannot answer in {timeout}s is stalled, so "
+             f"check CPU throttling (the container's cpu limit) and the server's request threads first. To ride out "
+             f"such stalls, raise failureThreshold {threshold} → {new_threshold}" if kept else
+             f"If it answers, only slowly, give the livenessProbe room: timeoutSeconds {timeout} → {new_timeout}, "
+             f"failureThreshold {threshold} → {new_threshold}")
+    fix = (f"Check {where} of container {c['name']} under load (time it while the server is busy: curl -w "
+           f"'%{{time_total}}' from a pod in the cluster, or the server's latency metrics). {first}; better, point the "
+           f"livenessProbe at a cheap endpoint that does not wait behind inference requests and keep the full check "
+           f"for readiness. Not a startupProbe: the container had started.")
+    return fix, snippet

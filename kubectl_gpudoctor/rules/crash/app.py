@@ -6,7 +6,7 @@ import re
 
 from ...logs.crashrun import (before_shutdown, failure_block, failures, find, last_lines, log_ref, probe_kills, run_log, status_match,
                               where)
-from ...data.signals import (PROBE_FAILED, PROBE_KILL, PROBE_REFUSED, PROBE_STATUS, PROBE_TIMEOUT, PROBE_WRONG_TARGET,
+from ...data.signals import (PROBE_FAILED, PROBE_REFUSED, PROBE_STATUS, PROBE_TIMEOUT, PROBE_WRONG_TARGET,
                              READINESS_FAILED)
 from ...data.log_regions import DISTRIBUTED
 from ...evidence import event_count
@@ -234,10 +234,9 @@ def liveness_probe_failing(ev):
     Timeouts get room (timeoutSeconds, failureThreshold from the events); refusals and 5xx answers point at the log.
     A warning once the container is Running and Ready again, for an hour after the kill."""
     for c, cs, term, _ in se.recent_kills(ev):
-        kills = [k for k in probe_kills(ev, c["name"], term)
-                 if not re.search(r"(?i)startup", (re.search(PROBE_KILL, k.get("message") or "") or [""])[0])]
+        kills = [k for k in probe_kills(ev, c["name"], term) if not re.search(r"(?i)startup probe", k.get("message") or "")]
         probe = c.get("livenessProbe")
-        text, previous = run_log(ev, c["name"], cs, term)
+        text, _ = run_log(ev, c["name"], cs, term)
         why = kills and isinstance(probe, dict) and se.started_before_kill(ev.pod, c, term, before_shutdown(text) or text)
         if not why:
             continue
@@ -245,33 +244,39 @@ def liveness_probe_failing(ev):
         ready_fails = se.run_events(ev, c["name"], READINESS_FAILED, term)
         said = (failed[-1].get("message") or "").split(": ", 1)[-1] if failed else ""
         did, meaning, fix = _probe_meaning(said, probe)
-        _, timeout, period, threshold = se.probe_numbers(probe)
         n = sum(event_count(e) for e in failed)
-        ran = seconds_between(term.get("startedAt"), term.get("finishedAt"))
+        snippet = ""
+        if fix == "timeout":
+            fix, snippet = se.liveness_fix(c, probe, n)
+        sev = se.kill_severity(cs, term)
+        message, summary = _liveness_words(c, term, probe, kills, failed, ready_fails, said, why, did, meaning)
         lines = [status_line(c["name"], where(cs, term), term), event_line(kills[-1])]
         lines += [event_line(e) for e in (failed[-1:] + ready_fails[-1:])]
-        snippet, values = "", {"container": c["name"], "endpoint": se.probe_handler(probe)}
-        if fix == "timeout":
-            snippet, new_t, new_f = se.liveness_snippet(c, probe, n)
-            fix = (f"Check {se.probe_handler(probe)} of container {c['name']} under load (time it while the server is "
-                   f"busy: curl -w '%{{time_total}}' from a pod in the cluster, or the server's latency metrics). If it "
-                   f"answers, only slowly, give the livenessProbe room: timeoutSeconds {timeout} → {new_t}, "
-                   f"failureThreshold {threshold} → {new_f}; better, point it at a cheap endpoint that does not wait "
-                   f"behind inference requests and keep the full check for readiness. Not a startupProbe: it had started.")
-        sev = se.kill_severity(cs, term)
-        window = f"{threshold} × {max(period, timeout)}s = {human_duration(threshold * max(period, timeout))}"
-        summary = (f"Container {c['name']} was killed by its liveness probe after {human_duration(ran)} of running: "
-                   f"{se.probe_handler(probe)} {did} ({n} failure{'s' if n != 1 else ''})")
-        return Hit(f"Container {c['name']} had started ({why}) when the kubelet killed it after failed liveness "
-                   f"probes, {se.kill_count(kills)}, exit {term.get('exitCode')} after {human_duration(ran)}: "
-                   f"{se.probe_handler(probe)} with timeoutSeconds {timeout}, periodSeconds {period}, failureThreshold "
-                   f"{threshold} (a restart after {window} of failures) failed {n} time{'s' if n != 1 else ''}"
-                   + (f" ({said[:160]})" if said else "") + f": it {did}, {meaning}."
-                   + (f" Readiness failed too ({sum(event_count(e) for e in ready_fails)} times)." if ready_fails else "")
-                   + (se.back_words(ev, cs) if sev else ""),
-                   lines, values=values, snippet=snippet, fix=fix if fix != "log" else None, severity=sev,
-                   summary=summary, edits="container" if snippet else "")
+        return Hit(message + (se.back_words(ev, cs) if sev else ""), lines, snippet=snippet, severity=sev,
+                   values={"container": c["name"], "endpoint": se.probe_handler(probe)}, summary=summary,
+                   fix=fix if fix != "log" else None, edits="container" if snippet else "")
     return None
+
+
+def _liveness_words(c, term, probe, kills, failed, ready_fails, said, why, did, meaning):
+    """(message, summary) of a liveness kill: the probe, its numbers, the failures' count, span and wording."""
+    _, timeout, period, threshold = se.probe_numbers(probe)
+    n = sum(event_count(e) for e in failed)
+    ran = seconds_between(term.get("startedAt"), term.get("finishedAt"))
+    step = max(period, timeout)
+    times = f"{n} time{'s' if n != 1 else ''}"
+    message = (f"Container {c['name']} had started ({why}) when the kubelet killed it after failed liveness probes, "
+               f"{se.kill_count(kills)}, exit {term.get('exitCode')} after {human_duration(ran)}: "
+               f"{se.probe_handler(probe)} with timeoutSeconds {timeout}, periodSeconds {period}, failureThreshold "
+               f"{threshold} (a restart after {threshold} × {step}s = {human_duration(threshold * step)} of failures) "
+               f"failed {times}{se.failure_span(failed)}" + (f" ({said[:160]})" if said else "")
+               + f": it {did}, {meaning}."
+               + (f" That is more failures than the {threshold} in a row that kill: it failed now and then before, "
+                  f"slow under load rather than dead." if n > threshold else "")
+               + (f" Readiness failed too ({sum(event_count(e) for e in ready_fails)} times)." if ready_fails else ""))
+    summary = (f"Container {c['name']} was killed by its liveness probe after {human_duration(ran)} of running: "
+               f"{se.probe_handler(probe)} {did} ({n} failure{'s' if n != 1 else ''})")
+    return message, summary
 
 
 def _probe_meaning(said: str, probe: dict):
