@@ -67,10 +67,10 @@ NATIVE_CRASH = ("SIGSEGV", "SIGABRT", "SIGBUS", "SIGILL", "SIGFPE")
 # Where a native crash announces itself in the log: CPython's faulthandler ("Fatal Python error: Segmentation
 # fault", then "Current thread ... (most recent call first):" and the crashing frame), libstdc++'s "terminate
 # called after throwing an instance of ..." / "  what():  ...", glibc's "free(): invalid pointer" and the shell's
-# "Segmentation fault (core dumped)".
+# "Segmentation fault (core dumped)", Triton's "Signal (11) received." before its stack frames.
 NATIVE_CRASH_LINE = (r"Fatal Python error|Segmentation fault|terminate called|what\(\):|Aborted|core dumped|Bus error"
                      r"|Illegal instruction|\*\*\* (?:Error in|stack smashing)|free\(\): invalid|double free|corrupted (?:size|double)"
-                     r"|^SIG(?:SEGV|ABRT|BUS|ILL)\b|Caught signal \d+|received signal SIG")
+                     r"|^SIG(?:SEGV|ABRT|BUS|ILL)\b|Caught signal \d+|received signal SIG|Signal \((?:4|6|7|8|11)\) received")
 
 # What a process prints because it was told to stop (the kubelet's SIGTERM before a probe kill, an eviction or a
 # deletion; SIGKILL after the grace period): the kill's own noise, never the application's error. vLLM "Received

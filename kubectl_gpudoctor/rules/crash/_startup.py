@@ -185,10 +185,11 @@ def probe_numbers(p):
 
 
 def probe_handler(p) -> str:
-    """What the probe checks, as a user reads it: `GET http://:8000/health`, `TCP :8000`, `gRPC :9000`, `exec sh -c …`."""
+    """What the probe checks, as a user reads it: `GET /health on port 8000`, `TCP :8000`, `gRPC :9000`, `exec …`."""
     if isinstance(p.get("httpGet"), dict):
         h = p["httpGet"]
-        return f"GET {str(h.get('scheme') or 'HTTP').lower()}://:{h.get('port')}{h.get('path') or '/'}"
+        scheme = "" if str(h.get("scheme") or "HTTP").upper() == "HTTP" else " (HTTPS)"
+        return f"GET {h.get('path') or '/'} on port {h.get('port')}{scheme}"
     if isinstance(p.get("tcpSocket"), dict):
         return f"TCP :{p['tcpSocket'].get('port')}"
     if isinstance(p.get("grpc"), dict):
@@ -330,5 +331,5 @@ def liveness_fix(c, p, failures_: int):
     fix = (f"Check {where} of container {c['name']} under load (time it while the server is busy: curl -w "
            f"'%{{time_total}}' from a pod in the cluster, or the server's latency metrics). {first}; better, point the "
            f"livenessProbe at a cheap endpoint that does not wait behind inference requests and keep the full check "
-           f"for readiness. Not a startupProbe: the container had started.")
+           f"for readiness. Not a startupProbe (the container had started).")
     return fix, snippet

@@ -225,7 +225,7 @@ LIVENESS_FAILED = r"^Liveness probe (?:failed|errored)"
       needs=("events",), title="The liveness probe killed a container that had been serving",
       remediation="Find why $endpoint of container $container stopped answering: read the end of its previous log "
                   "(kubectl logs $pod -n $namespace -c $container --previous). The probe did its job; a startupProbe "
-                  "would not help, the container had started.")
+                  "would not help (the container had started).")
 def liveness_probe_failing(ev):
     """The kubelet restarted a container after failed liveness probes although it had started: its log served, the
     pod was Ready during that run, or the run outlived by far what probes that never pass allow.
