@@ -175,3 +175,34 @@ def test_probe_handler_words():
     assert se.probe_handler({"exec": {"command": ["sh", "-c", "curl -sf localhost:8000/health"]}}) == \
         "exec sh -c curl -sf localhost:8000/health"
     assert se.probe_handler({"grpc": {"port": 9000}}) == "gRPC :9000"
+
+
+# --- memory after an OOM kill: the kill's own figure, else how to measure ----------------------------------------
+
+NPD = os.path.join(CASES, "oom-killed", "fail-no-limit-npd-oomkilling-peak")
+
+
+def test_the_kernels_oom_figure_counts_only_for_the_kill_it_describes(tmp_path):
+    near = _fired(diagnose(NPD))["oom-killed"]
+    assert "memory: 34Gi" in near.snippet
+
+    def later(o):   # the same kernel line ten minutes after the container's kill: another kill, not this one
+        if o["kind"] == "Event" and o["reason"] == "OOMKilling":
+            o["firstTimestamp"] = o["lastTimestamp"] = "2026-11-30T09:03:51Z"
+        return o
+
+    def elsewhere(o):
+        if o["kind"] == "Event" and o["reason"] == "OOMKilling":
+            o["involvedObject"] = {"kind": "Node", "name": "gpu-node-12", "uid": "gpu-node-12"}
+        return o
+    for edit in (later, elsewhere):
+        f = _fired(diagnose(_copy(NPD, tmp_path / edit.__name__, edit=edit)))["oom-killed"]
+        assert "memory: <measured peak + 25%>" in f.snippet and "34Gi" not in f.snippet, f.snippet
+        assert "cat /sys/fs/cgroup/memory.peak" in f.snippet
+
+
+def test_a_runtime_init_oom_reads_a_tiny_limit_as_a_unit_slip_never_a_multiple():
+    from kubectl_gpudoctor.rules.crash import _memory as mem
+    assert mem.init_oom_sizing("8Mi")[0] == "8Gi" and "8Gi was probably meant" in mem.init_oom_sizing("8Mi")[1]
+    assert mem.init_oom_sizing("512Mi")[0] == mem.MEASURE
+    assert mem.init_oom_sizing(None)[0] == mem.MEASURE

@@ -83,3 +83,14 @@ SHUTDOWN_NOISE = (r"(?i)received (?:signal )?SIGTERM|SIGTERM received|Received \
                   r"(?:^|\] )Shutting down(?:\.|$| gracefully| server)|Waiting for application shutdown|"
                   r"Finished server process|graceful(?:ly)? shut ?down|died, exit code: -(?:15|9)\b|"
                   r"SignalException: Process \d+ got signal|signal: terminated")
+
+# The kernel's OOM-kill line, as node-problem-detector's kernel monitor reports it in an `OOMKilling` event on the
+# Node: `Memory cgroup out of memory: Killed process 3504804 (kubectl) total-vm:753508kB, anon-rss:58776kB,
+# file-rss:29400kB, shmem-rss:0kB, UID:0 pgtables:288kB oom_score_adj:999` (kubernetes/node-problem-detector#766);
+# `Out of memory: Killed process …` when the node itself ran out; older kernels `Killed process 799153 (node), UID 1000,
+# total-vm:606096kB, anon-rss:68308kB, file-rss:13648kB, shmem-rss:0kB` (kubernetes/kubernetes#50632). The resident
+# set at the kill (anon + file + shmem) is what the process held when the kernel chose it.
+KERNEL_OOM_KILL = (r"(?P<scope>Memory cgroup out of memory|Out of memory)?:? ?Killed process (?P<pid>\d+) "
+                   r"\((?P<comm>[^)]{1,64})\),? (?:UID \d+, )?total-vm:(?P<vm>\d+)kB, anon-rss:(?P<anon>\d+)kB, "
+                   r"file-rss:(?P<file>\d+)kB(?:, shmem-rss:(?P<shmem>\d+)kB)?")
+KERNEL_OOM_REASONS = ("OOMKilling",)

@@ -10,10 +10,11 @@ from ...logs.crashrun import (failures, find, last_lines, log_ref, match_run, na
 from ...data.signals import NATIVE_CRASH, PROBE_FAILED, PROBE_KILL, SIGNAL_MEANING, STOPPING, signal_of
 from ...data.app_context import LOADER_ERROR, RUNTIME_NOT_FOUND
 from ...data import event_signatures as event_sigs
-from ...kube.objects import container_resources, controller_of, meta, spec
+from ...kube.objects import controller_of, meta, spec
 from ...kube.quantity import format_bytes
 from ...kube.timeutil import human_duration, seconds_between
-from ._files import foreground_command, memory_sizing, memory_suggestion, owner_words
+from . import _memory as mem
+from ._files import foreground_command, owner_words
 from .._common import event_line, has_terminations, pod_events, status_line
 from ..registry import DEFAULT, FALLBACK, GENERIC, SPECIFIC, Hit, Line, rule
 from ._startup import back_words, container_events, kill_severity, recent_kills
@@ -47,12 +48,11 @@ def oom_killed(ev):
             continue
         limit = ((c.get("resources") or {}).get("limits") or {}).get("memory")
         if at_start:
+            suggested, comment = mem.init_oom_sizing(limit)
             return Hit(f"Container {c['name']} never started: the runtime's init process was OOM-killed by its memory "
                        f"limit ({format_bytes(limit) if limit else 'none set'}), before the command ran.",
-                       [status_line(c["name"], where(cs, term), term)], values={"container": c["name"],
-                       "suggested": memory_suggestion(limit or container_resources(c).get("memory")),
-                       "sizing": memory_sizing(limit)})
-        request = container_resources(c).get("memory")
+                       [status_line(c["name"], where(cs, term), term)],
+                       values={"container": c["name"], "suggested": suggested, "sizing": comment})
         ran = seconds_between(term.get("startedAt"), term.get("finishedAt"))
         restarts = int(cs.get("restartCount") or 0)
         who = ("Init container " if init else "Container ") + c["name"]
@@ -66,20 +66,22 @@ def oom_killed(ev):
             head = (f"{who} was OOMKilled {human_duration(ran)} after start with no memory limit: the node ran out "
                     f"of memory and the kernel chose it")
         summary = head + (f" — {restarts} restart{'s' if restarts != 1 else ''}" if restarts else "")
-        lines = [status_line(c["name"], where(cs, term), term)]
+        suggested, comment, held, seen = mem.sizing(ev, c, term, limit, ran if ran and ran >= STARTUP_WINDOW_S else None)
+        lines = [status_line(c["name"], where(cs, term), term)] + seen
         text, previous = run_log(ev, c["name"], cs, term)
         if text:
             lines += [Line("log", log_ref(ev, c["name"], previous, "last line before the kill"), l[:300])
                       for l in last_lines(text, 1)]
-        fix = None if limit else ("Set requests.memory and limits.memory of container $container to its measured peak "
-                                  "(kubectl top pod, container_memory_working_set_bytes) so the scheduler reserves it.")
+        fix = None if limit else ("Set requests.memory and limits.memory of container $container to "
+                                  + ("$suggested, its peak at the kill + 25%," if suggested != mem.MEASURE else
+                                     "its measured peak (the snippet says how to measure it)")
+                                  + " so the scheduler reserves it.")
         up = seconds_between(((cs.get("state") or {}).get("running") or {}).get("startedAt"), ev.now())
         old = not recent(ev, cs) and up is not None and (up >= SETTLED_S or ran is not None and up > 2 * max(ran, STARTUP_WINDOW_S))
         note = f" Running and Ready for {human_duration(up)} since: a past kill to watch." if old else ""
-        return Hit(f"{summary}. The pattern is {pattern}.{note}", lines, fix=fix, summary=summary,
+        return Hit(f"{summary}. The pattern is {pattern}.{held}{note}", lines, fix=fix, summary=summary,
                    severity="warning" if old else None,
-                   values={"container": c["name"], "suggested": memory_suggestion(limit or request),
-                           "sizing": memory_sizing(limit)})
+                   values={"container": c["name"], "suggested": suggested, "sizing": comment})
     return _init_oom_while_creating(ev)
 
 
@@ -96,11 +98,10 @@ def _init_oom_while_creating(ev):
         if hit or events:
             limit = ((c.get("resources") or {}).get("limits") or {}).get("memory")
             lines = [status_line(c["name"], "state", rec)] + [event_line(e) for e in events[-1:]]
+            suggested, comment = mem.init_oom_sizing(limit)
             return Hit(f"Container {c['name']} cannot start: the runtime's init process was OOM-killed by its memory "
                        f"limit ({format_bytes(limit) if limit else 'none set'}), before the command ran.", lines,
-                       values={"container": c["name"],
-                               "suggested": memory_suggestion(limit or container_resources(c).get("memory")),
-                               "sizing": memory_sizing(limit)})
+                       values={"container": c["name"], "suggested": suggested, "sizing": comment})
     return None
 
 
