@@ -41,6 +41,7 @@ RULE_ORDER = (
     "driver-kernel-mismatch",
     # crash: how the container exited, then GPU, CUDA, host and application causes
     "oom-killed",
+    "liveness-probe-failing",
     "killed-by-signal",
     "completed-under-controller",
     "command-not-found",
@@ -66,7 +67,6 @@ RULE_ORDER = (
     "auth-failure",
     "dependency-unreachable",
     "probe-kills-slow-start",
-    "liveness-probe-failing",
     "job-failed",
     # eviction and the node under the pod
     "evicted",

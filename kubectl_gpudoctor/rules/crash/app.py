@@ -253,7 +253,8 @@ def liveness_probe_failing(ev):
         lines = [status_line(c["name"], where(cs, term), term), event_line(kills[-1])]
         lines += [event_line(e) for e in (failed[-1:] + ready_fails[-1:])]
         return Hit(message + (se.back_words(ev, cs) if sev else ""), lines, snippet=snippet, severity=sev,
-                   values={"container": c["name"], "endpoint": se.probe_handler(probe)}, summary=summary,
+                   values={"container": c["name"], "endpoint": se.probe_handler(probe)},
+                   summary=summary + ("; it is Ready again" if sev else ""),
                    fix=fix if fix != "log" else None, edits="container" if snippet else "")
     return None
 
