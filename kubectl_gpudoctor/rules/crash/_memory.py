@@ -49,6 +49,11 @@ def _allocatable(ev):
     return parse_quantity(((node.get("status") or {}).get("allocatable") or {}).get("memory"))
 
 
+def _size(n: float) -> str:
+    """A resident set as a person reads it: 26.2Gi, 3.1Gi, 640Mi."""
+    return f"{n / GI:.1f}".rstrip("0").rstrip(".") + "Gi" if n >= GI else f"{max(1, round(n / 2 ** 20))}Mi"
+
+
 def _gib(n: float) -> str:
     return f"{max(1, math.ceil(n / GI))}Gi"
 
@@ -64,13 +69,13 @@ def sizing(ev, c, term, limit, grew) -> tuple:
         fits = ("" if room is None or parse_quantity(want) <= room else
                 f"\n# {want} is more than node {ev.pod['spec']['nodeName']} can give ({float(room) / GI:.1f}Gi "
                 f"allocatable):\n# use a larger node, or hold less in host RAM")
-        return (want, f"\n# the kernel killed {comm} holding {format_bytes(rss)} when the node ran out;\n"
+        return (want, f"\n# the kernel killed {comm} holding {_size(rss)} when the node ran out;\n"
                 f"# that is its observed peak: size it at that + 25%{fits}", "", lines)
     held = ""
     if seen and lim:
         _, rss, comm, _ = seen
         share = rss / float(lim)
-        held = (f" The killed process ({comm}) held {format_bytes(rss)} of the {format_bytes(limit)} limit"
+        held = (f" The killed process ({comm}) held {_size(rss)} of the {format_bytes(limit)} limit"
                 + (": other processes of the container (workers, tmpfs or /dev/shm pages) held the rest."
                    if share < 0.5 else "."))
     return MEASURE, measure_comment(ev, c, limit, grew), held, lines
