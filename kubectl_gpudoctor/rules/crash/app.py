@@ -178,7 +178,9 @@ def probe_kills_slow_start(ev):
     """Liveness/startup probes killed a container that was still loading: the probe budget is below its start time.
 
     Budget: initialDelaySeconds + failureThreshold × periodSeconds of the startupProbe (else the livenessProbe).
-    Start time: a ready line of any run, else the killed run's length plus what its progress bar said was left."""
+    Start time: a ready line of any run, else the killed run's length plus what its progress bar said was left.
+    Never for a container that had started before the kill (its log served, the pod was Ready during the run, or the
+    run outlived what probes that never pass allow): that is liveness-probe-failing."""
     for c, cs, term, _ in failures(ev):
         kills = probe_kills(ev, c["name"], term)
         if not kills or se.started_before_kill(ev.pod, c, term, ""):
