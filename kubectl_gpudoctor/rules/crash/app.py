@@ -229,8 +229,10 @@ LIVENESS_FAILED = r"^Liveness probe (?:failed|errored)"
                   "(kubectl logs $pod -n $namespace -c $container --previous). The probe did its job; a startupProbe "
                   "would not help (the container had started).")
 def liveness_probe_failing(ev):
-    """The kubelet restarted a container after failed liveness probes although it had started: its log served, the
-    pod was Ready during that run, or the run outlived by far what probes that never pass allow.
+    """The kubelet restarted a container after failed liveness probes although it had started and served before.
+
+    Started: its log served, the pod was Ready during that run, or the run outlived by far what probes that never
+    pass allow.
 
     A liveness problem, never a startupProbe's: it names the probe, its numbers, the failures' wording and count.
     Timeouts get room (timeoutSeconds, failureThreshold from the events); refusals and 5xx answers point at the log.
