@@ -275,7 +275,7 @@ def kill_severity(cs, term):
 
 def back_words(ev, cs) -> str:
     up = seconds_between(((cs.get("state") or {}).get("running") or {}).get("startedAt"), ev.now())
-    return f" It is Running and Ready again ({human_duration(up)} since the restart): a kill to watch, not an outage."
+    return f" It has been Running and Ready again for {human_duration(up)}: one to watch, not an outage now."
 
 
 def run_events(ev, name_: str, pattern: str, term) -> list:

@@ -227,13 +227,26 @@ def app_error(ev):
 
     It quotes the real error above an exception that only wraps it (vLLM's "Engine core initialization failed",
     torchrun's ChildFailedError)."""
-    found = find(ev, "app-error", accept=not_wrapper) or find(ev, "app-error") or tail_match(ev, "app-error")
+    found = (find(ev, "app-error", accept=not_wrapper) or find(ev, "app-error") or tail_match(ev, "app-error")
+             or _app_error_ready_again(ev))
     if not found:
         return None
     c, cs, term, _, line, _ = found
     if term.get("reason") == "OOMKilled":
         return None
     code, said = term.get("exitCode"), unprefixed(line.text)
-    return Hit(f"Container {c['name']} exited with code {code}; its log says: {said[:300]}",
+    back = back_words(ev, cs) if kill_severity(cs, term) else ""
+    return Hit(f"Container {c['name']} exited with code {code}; its log says: {said[:300]}" + back,
                [status_line(c["name"], where(cs, term), term), line], values={"container": c["name"]},
                summary=f"Container {c['name']} exited with code {code}: {said[:160]}")
+
+
+def _app_error_ready_again(ev):
+    """find() for the exits failures() leaves out: a container Running and Ready again within the hour after a
+    non-zero exit whose failed run ends with an error line (reported as what it is, a warning)."""
+    for c, cs, term, init in recent_kills(ev):
+        if kill_severity(cs, term) and term.get("exitCode", 0) != 0:
+            found = match_run(ev, c, cs, term, "app-error", accept=not_wrapper) or match_run(ev, c, cs, term, "app-error")
+            if found:
+                return (c, cs, term, init) + found
+    return None
