@@ -206,3 +206,11 @@ def test_a_runtime_init_oom_reads_a_tiny_limit_as_a_unit_slip_never_a_multiple()
     assert mem.init_oom_sizing("8Mi")[0] == "8Gi" and "8Gi was probably meant" in mem.init_oom_sizing("8Mi")[1]
     assert mem.init_oom_sizing("512Mi")[0] == mem.MEASURE
     assert mem.init_oom_sizing(None)[0] == mem.MEASURE
+
+
+def test_the_failures_span_reads_timestamps_as_times_not_text():
+    from datetime import datetime, timezone
+    events = [{"firstTimestamp": "2026-11-12T11:15:48Z", "lastTimestamp": datetime(2026, 11, 14, 9, 22, 48, tzinfo=timezone.utc)},
+              {"firstTimestamp": "2026-11-13T00:00:00.000000Z", "lastTimestamp": "2026-11-13T01:00:00Z"}]
+    assert se.failure_span(events) == " over 46h7m"
+    assert se.failure_span([]) == "" and se.failure_span([{"lastTimestamp": "2026-11-13T01:00:00Z"}]) == ""

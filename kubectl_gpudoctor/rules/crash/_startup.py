@@ -293,9 +293,9 @@ def run_events(ev, name_: str, pattern: str, term) -> list:
 
 def failure_span(events) -> str:
     """`over 2d1h` from the first failure to the last of aggregated events, or ""."""
-    first = min((e.get("firstTimestamp") or e.get("lastTimestamp") or "" for e in events), default="")
-    last = max((e.get("lastTimestamp") or e.get("firstTimestamp") or "" for e in events), default="")
-    span = seconds_between(first, last)
+    firsts = [t for t in (parse_time(e.get("firstTimestamp") or e.get("lastTimestamp")) for e in events) if t]
+    lasts = [t for t in (parse_time(e.get("lastTimestamp") or e.get("firstTimestamp")) for e in events) if t]
+    span = (max(lasts) - min(firsts)).total_seconds() if firsts and lasts else None
     return f" over {human_duration(span)}" if span else ""
 
 
