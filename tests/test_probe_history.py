@@ -214,3 +214,21 @@ def test_the_failures_span_reads_timestamps_as_times_not_text():
               {"firstTimestamp": "2026-11-13T00:00:00.000000Z", "lastTimestamp": "2026-11-13T01:00:00Z"}]
     assert se.failure_span(events) == " over 46h7m"
     assert se.failure_span([]) == "" and se.failure_span([{"lastTimestamp": "2026-11-13T01:00:00Z"}]) == ""
+
+
+def test_without_logs_the_status_alone_rules_out_a_slow_start(tmp_path):
+    """pods/log forbidden: the 6 h run and the Ready condition still say the container had started, so the slow-start
+    check passes instead of waiting on the log, and the liveness kill is reported from status and events."""
+    dest = tmp_path / "nolog"
+    shutil.copytree(SERVED, dest)
+    shutil.rmtree(dest / "logs")
+    meta = yaml.safe_load((dest / "bundle.yaml").read_text())
+    meta["gaps"] = [{"source": "pods/log", "reason": "forbidden", "verb": "get",
+                     "detail": 'pods "qwen-14b-7b9c6d5f48-t8wzq" is forbidden: User "dev-bob" cannot get resource '
+                               '"pods/log" in API group "" in the namespace "llm"'}]
+    (dest / "bundle.yaml").write_text(yaml.safe_dump(meta, sort_keys=False))
+    diag = diagnose(str(dest))
+    check = {c.id: c.result for c in diag.checks}
+    assert check["probe-kills-slow-start"] == "passed", check["probe-kills-slow-start"]
+    assert diag.root_cause == "liveness-probe-failing"
+    assert "Ready during that run" in _fired(diag)["liveness-probe-failing"].message
