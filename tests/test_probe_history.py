@@ -232,3 +232,26 @@ def test_without_logs_the_status_alone_rules_out_a_slow_start(tmp_path):
     assert check["probe-kills-slow-start"] == "passed", check["probe-kills-slow-start"]
     assert diag.root_cause == "liveness-probe-failing"
     assert "Ready during that run" in _fired(diag)["liveness-probe-failing"].message
+
+
+def test_an_exec_probe_that_timed_out_leaves_an_empty_reason_and_reads_as_a_timeout(tmp_path):
+    """Since 1.20 the kubelet enforces exec timeouts and the event says only `Liveness probe failed: `
+    (kubernetes/kubernetes#106111): a timeout, advised as one; an HTTP probe's empty reason is not guessed at."""
+    def exec_probe(o):
+        if o["kind"] == "Pod":
+            c = o["spec"]["containers"][0]
+            c["livenessProbe"] = {"exec": {"command": ["sh", "-c", "curl -sf localhost:8000/health"]},
+                                  "periodSeconds": 10, "timeoutSeconds": 1, "failureThreshold": 3, "successThreshold": 1}
+        if o["kind"] == "Event" and o["message"].startswith("Liveness probe failed"):
+            o["message"] = "Liveness probe failed: "
+        return o
+    f = _fired(diagnose(_copy(SERVED, tmp_path / "exec", edit=exec_probe)))["liveness-probe-failing"]
+    assert "exec sh -c curl -sf localhost:8000/health did not answer within 1s" in f.summary
+    assert "kubectl exec with `time`" in f.remediation and "timeoutSeconds: 5" in f.snippet
+
+    def empty_http(o):
+        if o["kind"] == "Event" and o["message"].startswith("Liveness probe failed"):
+            o["message"] = "Liveness probe failed: "
+        return o
+    f = _fired(diagnose(_copy(SERVED, tmp_path / "http", edit=empty_http)))["liveness-probe-failing"]
+    assert not f.snippet and "--previous" in f.remediation

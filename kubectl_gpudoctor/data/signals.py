@@ -51,9 +51,10 @@ READINESS_FAILED = r"^Readiness probe (?:failed|errored)"
 # What a failed probe says about the server, from the Unhealthy message's tail. No answer within timeoutSeconds:
 # httpGet `context deadline exceeded (Client.Timeout exceeded while awaiting headers)` (kubernetes/kubernetes#115469,
 # #89898), older kubelets `net/http: request canceled (Client.Timeout ...)`, tcpSocket `i/o timeout`, grpc
-# `timeout: failed to connect service ... within 1s`, exec `command "..." timed out` or `rpc error: code =
-# DeadlineExceeded` (kubernetes/kubernetes#82987). Nothing listening: `connect: connection refused`, `connection reset
-# by peer`, `EOF`. An answer that says unhealthy: `HTTP probe failed with statuscode: 503`.
+# `timeout: failed to connect service ... within 1s`, exec `rpc error: code = DeadlineExceeded desc = context deadline
+# exceeded` (kubernetes/kubernetes#82987) or, since 1.20 enforces exec timeouts, an empty reason (`Liveness probe
+# failed: `, kubernetes/kubernetes#106111). Nothing listening: `connect: connection refused`, `connection reset by
+# peer`, `EOF`. An answer that says unhealthy: `HTTP probe failed with statuscode: 503`.
 PROBE_TIMEOUT = (r"(?i)context deadline exceeded|Client\.Timeout|request canceled|i/o timeout|timed out"
                  r"|timeout: failed to connect|DeadlineExceeded")
 PROBE_REFUSED = r"(?i)connection refused|connection reset|: EOF\b|no route to host"

@@ -328,8 +328,11 @@ def liveness_fix(c, p, failures_: int):
              f"such stalls, raise failureThreshold {threshold} → {new_threshold}" if kept else
              f"If it answers, only slowly, give the livenessProbe room: timeoutSeconds {timeout} → {new_timeout}, "
              f"failureThreshold {threshold} → {new_threshold}")
-    fix = (f"Check {where} of container {c['name']} under load (time it while the server is busy: curl -w "
-           f"'%{{time_total}}' from a pod in the cluster, or the server's latency metrics). {first}; better, point the "
+    timing = ("run it in the container while the server is busy: kubectl exec with `time` before the command"
+              if isinstance(p.get("exec"), dict) else
+              "time it while the server is busy: curl -w '%{time_total}' from a pod in the cluster, or the server's "
+              "latency metrics")
+    fix = (f"Check {where} of container {c['name']} under load ({timing}). {first}; better, point the "
            f"livenessProbe at a cheap endpoint that does not wait behind inference requests and keep the full check "
            f"for readiness. Not a startupProbe (the container had started).")
     return fix, snippet

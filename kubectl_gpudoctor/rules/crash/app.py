@@ -246,7 +246,7 @@ def liveness_probe_failing(ev):
             continue
         failed = se.run_events(ev, c["name"], LIVENESS_FAILED, term)
         ready_fails = se.run_events(ev, c["name"], READINESS_FAILED, term)
-        said = (failed[-1].get("message") or "").split(": ", 1)[-1] if failed else ""
+        said = (failed[-1].get("message") or "").partition(":")[2].strip() if failed else ""
         did, meaning, fix = _probe_meaning(said, probe)
         n = sum(event_count(e) for e in failed)
         snippet = ""
@@ -288,7 +288,8 @@ def _probe_meaning(said: str, probe: dict):
     """(what the endpoint did, what that says about the server, "timeout" | "log"): too late, or not at all."""
     _, timeout, _, _ = se.probe_numbers(probe)
     status = re.search(PROBE_STATUS, said)
-    if re.search(PROBE_TIMEOUT, said):
+    timed_out_exec = not said.strip() and isinstance(probe.get("exec"), dict)   # an exec timeout leaves no reason
+    if re.search(PROBE_TIMEOUT, said) or timed_out_exec:
         return (f"did not answer within {timeout}s", "the endpoint was slow, its answer queued behind the work "
                 "(a busy server, CPU throttling, a long engine step)", "timeout")
     if status:
