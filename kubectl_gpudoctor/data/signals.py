@@ -47,6 +47,18 @@ PROBE_KILL = (r"(?i)failed (?P<probe>liveness|startup) probe|Container failed (?
 # `Unhealthy` messages: `Liveness probe failed: Get "http://10.244.1.5:8000/health": dial tcp 10.244.1.5:8000:
 # connect: connection refused`, `Startup probe failed: HTTP probe failed with statuscode: 503`, `... errored: ...`.
 PROBE_FAILED = r"^(?P<probe>Liveness|Startup) probe (?:failed|errored)"
+READINESS_FAILED = r"^Readiness probe (?:failed|errored)"
+# What a failed probe says about the server, from the Unhealthy message's tail. No answer within timeoutSeconds:
+# httpGet `context deadline exceeded (Client.Timeout exceeded while awaiting headers)` (kubernetes/kubernetes#115469,
+# #89898), older kubelets `net/http: request canceled (Client.Timeout ...)`, tcpSocket `i/o timeout`, grpc
+# `timeout: failed to connect service ... within 1s`, exec `rpc error: code = DeadlineExceeded desc = context deadline
+# exceeded` (kubernetes/kubernetes#82987) or, since 1.20 enforces exec timeouts, an empty reason (`Liveness probe
+# failed: `, kubernetes/kubernetes#106111). Nothing listening: `connect: connection refused`, `connection reset by
+# peer`, `EOF`. An answer that says unhealthy: `HTTP probe failed with statuscode: 503`.
+PROBE_TIMEOUT = (r"(?i)context deadline exceeded|Client\.Timeout|request canceled|i/o timeout|timed out"
+                 r"|timeout: failed to connect|DeadlineExceeded")
+PROBE_REFUSED = r"(?i)connection refused|connection reset|: EOF\b|no route to host"
+PROBE_STATUS = r"statuscode: (?P<code>\d{3})\b"
 # The probe reached a running server that answered "no such endpoint": a wrong path, not a slow start.
 PROBE_WRONG_TARGET = r"statuscode: (?:404|405|401|403)\b"
 STOPPING = r"^Stopping container "
@@ -56,10 +68,10 @@ NATIVE_CRASH = ("SIGSEGV", "SIGABRT", "SIGBUS", "SIGILL", "SIGFPE")
 # Where a native crash announces itself in the log: CPython's faulthandler ("Fatal Python error: Segmentation
 # fault", then "Current thread ... (most recent call first):" and the crashing frame), libstdc++'s "terminate
 # called after throwing an instance of ..." / "  what():  ...", glibc's "free(): invalid pointer" and the shell's
-# "Segmentation fault (core dumped)".
+# "Segmentation fault (core dumped)", Triton's "Signal (11) received." before its stack frames.
 NATIVE_CRASH_LINE = (r"Fatal Python error|Segmentation fault|terminate called|what\(\):|Aborted|core dumped|Bus error"
                      r"|Illegal instruction|\*\*\* (?:Error in|stack smashing)|free\(\): invalid|double free|corrupted (?:size|double)"
-                     r"|^SIG(?:SEGV|ABRT|BUS|ILL)\b|Caught signal \d+|received signal SIG")
+                     r"|^SIG(?:SEGV|ABRT|BUS|ILL)\b|Caught signal \d+|received signal SIG|Signal \((?:4|6|7|8|11)\) received")
 
 # What a process prints because it was told to stop (the kubelet's SIGTERM before a probe kill, an eviction or a
 # deletion; SIGKILL after the grace period): the kill's own noise, never the application's error. vLLM "Received
@@ -72,3 +84,14 @@ SHUTDOWN_NOISE = (r"(?i)received (?:signal )?SIGTERM|SIGTERM received|Received \
                   r"(?:^|\] )Shutting down(?:\.|$| gracefully| server)|Waiting for application shutdown|"
                   r"Finished server process|graceful(?:ly)? shut ?down|died, exit code: -(?:15|9)\b|"
                   r"SignalException: Process \d+ got signal|signal: terminated")
+
+# The kernel's OOM-kill line, as node-problem-detector's kernel monitor reports it in an `OOMKilling` event on the
+# Node: `Memory cgroup out of memory: Killed process 3504804 (kubectl) total-vm:753508kB, anon-rss:58776kB,
+# file-rss:29400kB, shmem-rss:0kB, UID:0 pgtables:288kB oom_score_adj:999` (kubernetes/node-problem-detector#766);
+# `Out of memory: Killed process …` when the node itself ran out; older kernels `Killed process 799153 (node), UID 1000,
+# total-vm:606096kB, anon-rss:68308kB, file-rss:13648kB, shmem-rss:0kB` (kubernetes/kubernetes#50632). The resident
+# set at the kill (anon + file + shmem) is what the process held when the kernel chose it.
+KERNEL_OOM_KILL = (r"(?P<scope>Memory cgroup out of memory|Out of memory)?:? ?Killed process (?P<pid>\d+) "
+                   r"\((?P<comm>[^)]{1,64})\),? (?:UID \d+, )?total-vm:(?P<vm>\d+)kB, anon-rss:(?P<anon>\d+)kB, "
+                   r"file-rss:(?P<file>\d+)kB(?:, shmem-rss:(?P<shmem>\d+)kB)?")
+KERNEL_OOM_REASONS = ("OOMKilling",)

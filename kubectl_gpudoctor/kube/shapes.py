@@ -53,7 +53,12 @@ _CONTAINER = {"": "map", "name": "str!", "image": "str", "command": "list", "com
               "env[].valueFrom.configMapKeyRef.name": "str", "env[].valueFrom.configMapKeyRef.key": "str",
               "envFrom": "list", "envFrom[]": "map", "envFrom[].secretRef": "map", "envFrom[].configMapRef": "map",
               "envFrom[].secretRef.name": "str", "envFrom[].configMapRef.name": "str",
-              "livenessProbe": "map", "readinessProbe": "map", "startupProbe": "map", "securityContext": "map"}
+              "livenessProbe": "map", "readinessProbe": "map", "startupProbe": "map", "securityContext": "map",
+              # the probe numbers and handlers the probe rules weigh and quote (rules/crash/_startup.py)
+              **{f"{p}.{k}": t for p in ("livenessProbe", "readinessProbe", "startupProbe")
+                 for k, t in (("initialDelaySeconds", "count"), ("timeoutSeconds", "count"), ("periodSeconds", "count"),
+                              ("failureThreshold", "count"), ("httpGet", "map"), ("tcpSocket", "map"), ("grpc", "map"),
+                              ("exec", "map"), ("exec.command", "list"))}}
 _STATE = {"": "map", "waiting": "map", "running": "map", "terminated": "map", "waiting.reason": "str",
           "waiting.message": "str", "terminated.reason": "str", "terminated.message": "str",
           "terminated.exitCode": "int32", "terminated.signal": "int32", "terminated.startedAt": "time",
@@ -78,7 +83,7 @@ POD = {**_META, "spec.nodeName": "str", "spec.volumes": "list", "spec.volumes[]"
        "spec.tolerations": "list", "spec.tolerations[]": "map", "spec.nodeSelector": "map",
        "spec.nodeSelector{}": "str", "spec.affinity": "map", "spec.runtimeClassName": "str",
        "spec.resourceClaims": "list", "spec.resourceClaims[]": "map", "spec.schedulingGates": "list",
-       "spec.schedulingGates[]": "map", "spec.activeDeadlineSeconds": "count",
+       "spec.schedulingGates[]": "map", "spec.activeDeadlineSeconds": "count", "spec.terminationGracePeriodSeconds": "count",
        "status.phase": "str", "status.reason": "str", "status.message": "str", "status.startTime": "time",
        **_under("status", _CONDITIONS),
        **{k: v for key in ("containers", "initContainers", "ephemeralContainers")

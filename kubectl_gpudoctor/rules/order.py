@@ -41,6 +41,7 @@ RULE_ORDER = (
     "driver-kernel-mismatch",
     # crash: how the container exited, then GPU, CUDA, host and application causes
     "oom-killed",
+    "liveness-probe-failing",
     "killed-by-signal",
     "completed-under-controller",
     "command-not-found",

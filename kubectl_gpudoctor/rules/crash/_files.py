@@ -3,7 +3,6 @@ makes it read-only or not executable, the node's and the image's CPU architectur
 from __future__ import annotations
 
 import json
-import math
 import os
 import re
 from typing import List, Optional, Tuple
@@ -12,8 +11,6 @@ from ...logs.crashrun import match_run
 from ...data.app_context import ARCH_ALIASES, ARCH_HINT, CACHE_ENV, CACHE_ENV_FALLBACK
 from ...evidence import Line
 from ...kube.objects import labels, name, spec, status
-from ...kube.quantity import format_bytes
-from ...kube.quantity import parse_quantity
 from ... import lazyre
 
 # Paths that are not model or config files: devices, system and driver libraries, scripts, sockets.
@@ -55,24 +52,6 @@ def owner_words(pod, owner) -> str:
     if owner.get("kind") == "ReplicaSet" and hash_ and owner.get("name", "").endswith("-" + hash_):
         return f"its Deployment {owner['name'][: -len(hash_) - 1]} (ReplicaSet {owner['name']})"
     return f"its {owner['kind']} {owner.get('name')}"
-
-
-def memory_suggestion(limit) -> str:
-    """1.5 x the current limit (or request), rounded up to a whole Gi; a placeholder when nothing is set."""
-    q = parse_quantity(limit) if limit else None
-    if not q:
-        return "<measured peak + 25%>"
-    return f"{max(1, math.ceil(float(q) * 1.5 / 2 ** 30))}Gi"
-
-
-def memory_sizing(limit) -> str:
-    """What the suggestion rests on: an OOM kill happens at the limit, so the peak is above it and not measured."""
-    q = parse_quantity(limit) if limit else None
-    if not q:
-        return ("\n# no limit was set, so the node ran out: size it from the measured peak\n"
-                "# (kubectl top pod, container_memory_working_set_bytes)")
-    return (f"\n# the peak is above {format_bytes(limit)} (the kill happens at the limit) and was not\n"
-            f"# measured: {memory_suggestion(limit)} is a step; confirm it with kubectl top pod")
 
 
 def foreground_command(c) -> Optional[str]:

@@ -6,9 +6,11 @@ import re
 
 from ...logs.crashrun import (before_shutdown, failure_block, failures, find, last_lines, log_ref, probe_kills, run_log, status_match,
                               where)
-from ...data.signals import PROBE_FAILED, PROBE_WRONG_TARGET
+from ...data.signals import (PROBE_FAILED, PROBE_REFUSED, PROBE_STATUS, PROBE_TIMEOUT, PROBE_WRONG_TARGET,
+                             READINESS_FAILED)
 from ...data.log_regions import DISTRIBUTED
-from ...kube.timeutil import human_duration
+from ...evidence import event_count
+from ...kube.timeutil import human_duration, seconds_between
 from . import _access as xe, _files as ae, _startup as se
 from .._common import event_line, has_terminations, status_line
 from ..registry import DEFAULT, SPECIFIC, Hit, Line, Unknown, rule
@@ -176,11 +178,13 @@ def probe_kills_slow_start(ev):
     """Liveness/startup probes killed a container that was still loading: the probe budget is below its start time.
 
     Budget: initialDelaySeconds + failureThreshold × periodSeconds of the startupProbe (else the livenessProbe).
-    Start time: a ready line of any run, else the killed run's length plus what its progress bar said was left."""
+    Start time: a ready line of any run, else the killed run's length plus what its progress bar said was left.
+    Never for a container that had started before the kill (its log served, the pod was Ready during the run, or the
+    run outlived what probes that never pass allow): that is liveness-probe-failing."""
     for c, cs, term, _ in failures(ev):
         kills = probe_kills(ev, c["name"], term)
-        if not kills:
-            continue
+        if not kills or se.started_before_kill(ev.pod, c, term, ""):
+            continue   # no probe kill, or the status alone shows it had started: not a slow start
         text, previous = run_log(ev, c["name"], cs, term)
         if not text:
             if ev.gap("pods/log"):
@@ -190,9 +194,9 @@ def probe_kills_slow_start(ev):
         tail = last_lines(text, 6)
         loading = any(se.loading(l) for l in tail)
         probe_msg = (se.container_events(ev, c["name"], "Unhealthy", PROBE_FAILED)[-1:] or [{}])[0]
-        if se.served(text) or re.search(PROBE_WRONG_TARGET, probe_msg.get("message") or "") \
+        if se.started_before_kill(ev.pod, c, term, text) or re.search(PROBE_WRONG_TARGET, probe_msg.get("message") or "") \
                 or (failure_block(text) and not loading):
-            continue  # served, wrong probe path, or it failed by itself: not a slow start
+            continue  # it had started (liveness-probe-failing), wrong probe path, or it failed by itself
         budget, words, probe = se.probe_budget(c)
         observed, how, exact = se.observed_start(ev, c, cs, term, text)
         if observed is None or (exact and budget >= observed) or probe is None:
@@ -214,3 +218,83 @@ def probe_kills_slow_start(ev):
                    lines, snippet=snippet, rank=SPECIFIC if loading else DEFAULT, summary=summary, fix=fix,
                    values={"container": c["name"], "threshold": threshold})
     return None
+
+
+LIVENESS_FAILED = r"^Liveness probe (?:failed|errored)"
+
+
+@rule("liveness-probe-failing", phase="crash", severity="critical", rank=SPECIFIC, applies=has_terminations,
+      needs=("events",), title="The liveness probe killed a container that had been serving",
+      remediation="Find why $endpoint of container $container stopped answering: read the end of its previous log "
+                  "(kubectl logs $pod -n $namespace -c $container --previous). The probe did its job; a startupProbe "
+                  "would not help (the container had started).")
+def liveness_probe_failing(ev):
+    """The kubelet restarted a container after failed liveness probes although it had started and served before.
+
+    Started: its log served, the pod was Ready during that run, or the run outlived by far what probes that never
+    pass allow.
+
+    A liveness problem, never a startupProbe's: it names the probe, its numbers, the failures' wording and count.
+    Timeouts get room (timeoutSeconds, failureThreshold from the events); refusals and 5xx answers point at the log.
+    A warning once the container is Running and Ready again, for an hour after the kill."""
+    for c, cs, term, _ in se.recent_kills(ev):
+        kills = [k for k in probe_kills(ev, c["name"], term) if not re.search(r"(?i)startup probe", k.get("message") or "")]
+        probe = c.get("livenessProbe")
+        text, _ = run_log(ev, c["name"], cs, term)
+        why = kills and isinstance(probe, dict) and se.started_before_kill(ev.pod, c, term, before_shutdown(text) or text)
+        if not why:
+            continue
+        failed = se.run_events(ev, c["name"], LIVENESS_FAILED, term)
+        ready_fails = se.run_events(ev, c["name"], READINESS_FAILED, term)
+        said = (failed[-1].get("message") or "").partition(":")[2].strip() if failed else ""
+        did, meaning, fix = _probe_meaning(said, probe)
+        n = sum(event_count(e) for e in failed)
+        snippet = ""
+        if fix == "timeout":
+            fix, snippet = se.liveness_fix(c, probe, n)
+        sev = se.kill_severity(cs, term)
+        message, summary = _liveness_words(c, term, probe, kills, failed, ready_fails, said, why, did, meaning)
+        lines = [status_line(c["name"], where(cs, term), term), event_line(kills[-1])]
+        lines += [event_line(e) for e in (failed[-1:] + ready_fails[-1:])]
+        return Hit(message + (se.back_words(ev, cs) if sev else ""), lines, snippet=snippet, severity=sev,
+                   values={"container": c["name"], "endpoint": se.probe_handler(probe)},
+                   summary=summary + ("; it is Ready again" if sev else ""),
+                   fix=fix if fix != "log" else None, edits="container" if snippet else "")
+    return None
+
+
+def _liveness_words(c, term, probe, kills, failed, ready_fails, said, why, did, meaning):
+    """(message, summary) of a liveness kill: the probe, its numbers, the failures' count, span and wording."""
+    _, timeout, period, threshold = se.probe_numbers(probe)
+    n = sum(event_count(e) for e in failed)
+    ran = seconds_between(term.get("startedAt"), term.get("finishedAt"))
+    step = max(period, timeout)
+    times = f"{n} time{'s' if n != 1 else ''}"
+    message = (f"Container {c['name']} had started ({why}) when the kubelet killed it after failed liveness probes, "
+               f"{se.kill_count(kills)}, exit {term.get('exitCode')} after {human_duration(ran)}: "
+               f"{se.probe_handler(probe)} with timeoutSeconds {timeout}, periodSeconds {period}, failureThreshold "
+               f"{threshold} (a restart after {threshold} × {step}s = {human_duration(threshold * step)} of failures) "
+               f"failed {times}{se.failure_span(failed)}" + (f" ({said[:160]})" if said else "")
+               + f": it {did}, {meaning}."
+               + (f" That is more failures than the {threshold} in a row that kill: it failed now and then before, "
+                  f"slow under load rather than dead." if n > threshold else "")
+               + (f" Readiness failed too ({sum(event_count(e) for e in ready_fails)} times)." if ready_fails else ""))
+    summary = (f"Container {c['name']} was killed by its liveness probe after {human_duration(ran)} of running: "
+               f"{se.probe_handler(probe)} {did} ({n} failure{'s' if n != 1 else ''})")
+    return message, summary
+
+
+def _probe_meaning(said: str, probe: dict):
+    """(what the endpoint did, what that says about the server, "timeout" | "log"): too late, or not at all."""
+    _, timeout, _, _ = se.probe_numbers(probe)
+    status = re.search(PROBE_STATUS, said)
+    timed_out_exec = not said.strip() and isinstance(probe.get("exec"), dict)   # an exec timeout leaves no reason
+    if re.search(PROBE_TIMEOUT, said) or timed_out_exec:
+        return (f"did not answer within {timeout}s", "the endpoint was slow, its answer queued behind the work "
+                "(a busy server, CPU throttling, a long engine step)", "timeout")
+    if status:
+        return (f"answered HTTP {status.group('code')}", "the application reported itself unhealthy (servers such as "
+                "vLLM and TGI fail /health once their engine died)", "log")
+    if re.search(PROBE_REFUSED, said):
+        return "refused the connection", "nothing listened on the port: the server process had stopped", "log"
+    return "failed", "read the probe's output and the previous log", "log"

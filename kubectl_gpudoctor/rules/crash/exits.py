@@ -10,13 +10,14 @@ from ...logs.crashrun import (failures, find, last_lines, log_ref, match_run, na
 from ...data.signals import NATIVE_CRASH, PROBE_FAILED, PROBE_KILL, SIGNAL_MEANING, STOPPING, signal_of
 from ...data.app_context import LOADER_ERROR, RUNTIME_NOT_FOUND
 from ...data import event_signatures as event_sigs
-from ...kube.objects import container_resources, controller_of, meta, spec
+from ...kube.objects import controller_of, meta, spec
 from ...kube.quantity import format_bytes
 from ...kube.timeutil import human_duration, seconds_between
-from ._files import foreground_command, memory_sizing, memory_suggestion, owner_words
+from . import _memory as mem
+from ._files import foreground_command, owner_words
 from .._common import event_line, has_terminations, pod_events, status_line
 from ..registry import DEFAULT, FALLBACK, GENERIC, SPECIFIC, Hit, Line, rule
-from ._startup import container_events
+from ._startup import back_words, container_events, kill_severity, recent_kills
 
 # nvidia-smi is never part of an image: a missing one means the NVIDIA runtime did not set the container up.
 SMI_FIX = ("Give container $container its GPU through the NVIDIA runtime (resources.limits nvidia.com/gpu, and "
@@ -47,12 +48,11 @@ def oom_killed(ev):
             continue
         limit = ((c.get("resources") or {}).get("limits") or {}).get("memory")
         if at_start:
+            suggested, comment = mem.init_oom_sizing(limit)
             return Hit(f"Container {c['name']} never started: the runtime's init process was OOM-killed by its memory "
                        f"limit ({format_bytes(limit) if limit else 'none set'}), before the command ran.",
-                       [status_line(c["name"], where(cs, term), term)], values={"container": c["name"],
-                       "suggested": memory_suggestion(limit or container_resources(c).get("memory")),
-                       "sizing": memory_sizing(limit)})
-        request = container_resources(c).get("memory")
+                       [status_line(c["name"], where(cs, term), term)],
+                       values={"container": c["name"], "suggested": suggested, "sizing": comment})
         ran = seconds_between(term.get("startedAt"), term.get("finishedAt"))
         restarts = int(cs.get("restartCount") or 0)
         who = ("Init container " if init else "Container ") + c["name"]
@@ -66,20 +66,22 @@ def oom_killed(ev):
             head = (f"{who} was OOMKilled {human_duration(ran)} after start with no memory limit: the node ran out "
                     f"of memory and the kernel chose it")
         summary = head + (f" — {restarts} restart{'s' if restarts != 1 else ''}" if restarts else "")
-        lines = [status_line(c["name"], where(cs, term), term)]
+        suggested, comment, held, seen = mem.sizing(ev, c, term, limit, ran if ran and ran >= STARTUP_WINDOW_S else None)
+        lines = [status_line(c["name"], where(cs, term), term)] + seen
         text, previous = run_log(ev, c["name"], cs, term)
         if text:
             lines += [Line("log", log_ref(ev, c["name"], previous, "last line before the kill"), l[:300])
                       for l in last_lines(text, 1)]
-        fix = None if limit else ("Set requests.memory and limits.memory of container $container to its measured peak "
-                                  "(kubectl top pod, container_memory_working_set_bytes) so the scheduler reserves it.")
+        fix = None if limit else ("Set requests.memory and limits.memory of container $container to "
+                                  + ("$suggested, its peak at the kill + 25%," if suggested != mem.MEASURE else
+                                     "its measured peak (the snippet says how to measure it)")
+                                  + " so the scheduler reserves it.")
         up = seconds_between(((cs.get("state") or {}).get("running") or {}).get("startedAt"), ev.now())
         old = not recent(ev, cs) and up is not None and (up >= SETTLED_S or ran is not None and up > 2 * max(ran, STARTUP_WINDOW_S))
         note = f" Running and Ready for {human_duration(up)} since: a past kill to watch." if old else ""
-        return Hit(f"{summary}. The pattern is {pattern}.{note}", lines, fix=fix, summary=summary,
+        return Hit(f"{summary}. The pattern is {pattern}.{held}{note}", lines, fix=fix, summary=summary,
                    severity="warning" if old else None,
-                   values={"container": c["name"], "suggested": memory_suggestion(limit or request),
-                           "sizing": memory_sizing(limit)})
+                   values={"container": c["name"], "suggested": suggested, "sizing": comment})
     return _init_oom_while_creating(ev)
 
 
@@ -96,11 +98,10 @@ def _init_oom_while_creating(ev):
         if hit or events:
             limit = ((c.get("resources") or {}).get("limits") or {}).get("memory")
             lines = [status_line(c["name"], "state", rec)] + [event_line(e) for e in events[-1:]]
+            suggested, comment = mem.init_oom_sizing(limit)
             return Hit(f"Container {c['name']} cannot start: the runtime's init process was OOM-killed by its memory "
                        f"limit ({format_bytes(limit) if limit else 'none set'}), before the command ran.", lines,
-                       values={"container": c["name"],
-                               "suggested": memory_suggestion(limit or container_resources(c).get("memory")),
-                               "sizing": memory_sizing(limit)})
+                       values={"container": c["name"], "suggested": suggested, "sizing": comment})
     return None
 
 
@@ -109,9 +110,12 @@ def _init_oom_while_creating(ev):
       remediation="Find who sent the signal: for SIGKILL/SIGTERM check the probe and Killing events, for "
                   "SIGSEGV/SIGABRT/SIGBUS read the last log lines of container $container.")
 def killed_by_signal(ev):
-    """A container exited with 128+N for a signal N (not an OOM kill), or the kubelet killed it after failed probes."""
+    """A container exited with 128+N for a signal N (not an OOM kill), or the kubelet killed it after failed probes.
+
+    A warning once the container is Running and Ready again (reported for an hour after the kill), unless that is a
+    crash loop caught in a Ready moment."""
     deleting = bool(meta(ev.pod).get("deletionTimestamp"))
-    for c, cs, term, init in failures(ev):
+    for c, cs, term, init in recent_kills(ev):
         code, sig = term.get("exitCode"), signal_of(term.get("exitCode"))
         kills = probe_kills(ev, c["name"], term)
         if term.get("reason") == "OOMKilled" or not (sig or kills) or (deleting and sig in ("SIGTERM", "SIGKILL")):
@@ -132,8 +136,9 @@ def killed_by_signal(ev):
         if sig in NATIVE_CRASH:
             text, previous = run_log(ev, c["name"], cs, term)
             lines += [Line("log", log_ref(ev, c["name"], previous, "crash"), l[:300]) for l in native_crash_lines(text)]
-        return Hit(f"Container {c['name']} exited with code {code}" + (f" ({sig})" if sig else "") + f": {cause}.",
-                   lines, values={"container": c["name"]})
+        sev = kill_severity(cs, term)
+        return Hit(f"Container {c['name']} exited with code {code}" + (f" ({sig})" if sig else "") + f": {cause}."
+                   + (back_words(ev, cs) if sev else ""), lines, values={"container": c["name"]}, severity=sev)
     return None
 
 
@@ -222,13 +227,26 @@ def app_error(ev):
 
     It quotes the real error above an exception that only wraps it (vLLM's "Engine core initialization failed",
     torchrun's ChildFailedError)."""
-    found = find(ev, "app-error", accept=not_wrapper) or find(ev, "app-error") or tail_match(ev, "app-error")
+    found = (find(ev, "app-error", accept=not_wrapper) or find(ev, "app-error") or tail_match(ev, "app-error")
+             or _app_error_ready_again(ev))
     if not found:
         return None
     c, cs, term, _, line, _ = found
     if term.get("reason") == "OOMKilled":
         return None
     code, said = term.get("exitCode"), unprefixed(line.text)
-    return Hit(f"Container {c['name']} exited with code {code}; its log says: {said[:300]}",
+    back = back_words(ev, cs) if kill_severity(cs, term) else ""
+    return Hit(f"Container {c['name']} exited with code {code}; its log says: {said[:300]}" + back,
                [status_line(c["name"], where(cs, term), term), line], values={"container": c["name"]},
                summary=f"Container {c['name']} exited with code {code}: {said[:160]}")
+
+
+def _app_error_ready_again(ev):
+    """find() for the exits failures() leaves out: a container Running and Ready again within the hour after a
+    non-zero exit whose failed run ends with an error line (reported as what it is, a warning)."""
+    for c, cs, term, init in recent_kills(ev):
+        if kill_severity(cs, term) and term.get("exitCode", 0) != 0:
+            found = match_run(ev, c, cs, term, "app-error", accept=not_wrapper) or match_run(ev, c, cs, term, "app-error")
+            if found:
+                return (c, cs, term, init) + found
+    return None
