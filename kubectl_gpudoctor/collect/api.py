@@ -54,6 +54,8 @@ class Request:
     log_key: Optional[Tuple[str, str, str, bool]] = None
     optional_api: bool = False         # a 404 on a list means the API (CRD) is not installed
     page: int = PAGE                   # objects per page of a list
+    gap_key: Optional[str] = None      # a failed read's own gap key, when another read shares its source
+    about: str = ""                    # what that read is, at the head of its gap's detail
     then: Optional[Callable] = None    # called with (Response) after it is stored
 
 
@@ -238,7 +240,11 @@ def store(ev: Evidence, req: Request, resp: Response) -> None:
         ev.mark_read(req.source)   # the kubelet says this log does not exist: a fact, not a gap
     else:
         reason = "error" if resp.reason in ("unreachable", "invalid") else resp.reason
-        ev.add_gap(Gap(req.source, reason, resp.message, req.verb))
+        if req.gap_key:   # e.g. the node's events: refused, they leave the pod's own events readable
+            detail = f"{req.about}: {resp.message}" if req.about else resp.message
+            ev.gaps.setdefault(req.gap_key, Gap(req.source, reason, detail, req.verb))
+        else:
+            ev.add_gap(Gap(req.source, reason, resp.message, req.verb))
 
 
 # The kubelet's 400s for a log that does not exist (pkg/kubelet/kubelet_pods.go validateContainerLogStatus): no

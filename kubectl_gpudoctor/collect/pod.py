@@ -21,6 +21,7 @@ PHASE_READERS = (scheduling, workload, network, node)
 LATER_ROUNDS = ("third_round", "fourth_round")
 
 LOG_LIMIT_BYTES = 256 * 1024
+NODE_OOM_EVENTS_GAP = "events#node-oom"
 MAX_NODE_POD_LISTS = 3       # GPU nodes whose pods are listed for an unscheduled pod, whatever the cluster's size
 # Connections opened while the pod itself is read: a second round holds 4-11 reads (one more rides the connection
 # the pod was read on).
@@ -117,6 +118,7 @@ def pod_requests(pod: dict, tail: int) -> List[Request]:
     if node:
         reqs += [Request("nodes", "get", f"/api/v1/nodes/{quote(node)}", kind="Node"),
                  Request("pods", "list", "/api/v1/pods", {"fieldSelector": f"spec.nodeName={node}"}, "Pod")]
+        reqs += node_oom_event_requests(pod)
     elif podstate.is_unscheduled_pending(pod):
         reqs.append(Request("nodes", "list", "/api/v1/nodes", kind="Node", page=NODE_PAGE))
     for claim in claim_names(pod):
@@ -135,6 +137,20 @@ def pod_requests(pod: dict, tail: int) -> List[Request]:
     for reader in PHASE_READERS:
         reqs += reader.first_round(pod)
     return reqs
+
+
+def node_oom_event_requests(pod: dict) -> List[Request]:
+    """A container OOM-killed: the kernel's own OOM line for it, which node-problem-detector reports as an
+    `OOMKilling` event on the Node (in namespace default, as every Node event), names what the killed process held,
+    the figure a memory suggestion is sized from (rules/crash/_memory.py). One field-selected list; refused (a
+    namespaced user often may not list events in default), the pod's own events stay readable."""
+    node = spec(pod).get("nodeName")
+    if not node or not any(podstate.latest_termination(cs).get("reason") == "OOMKilled"
+                           for _, cs, _ in podstate.all_container_states(pod)):
+        return []
+    selector = f"involvedObject.kind=Node,involvedObject.name={node},reason=OOMKilling"
+    return [Request("events", "list", "/api/v1/namespaces/default/events", {"fieldSelector": selector}, "Event",
+                    gap_key=NODE_OOM_EVENTS_GAP, about=f"the OOMKilling events of node {node} (namespace default)")]
 
 
 def needed_references(pod: dict) -> List[dict]:
