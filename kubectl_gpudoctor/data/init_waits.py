@@ -66,3 +66,8 @@ OWN_NAMESPACE = r"\$\(cat /var/run/secrets/kubernetes\.io/serviceaccount/namespa
 # Words a `waiting for X` line uses for a kind of service, not a host: the peer then comes from the command.
 NOT_HOSTS = frozenset({"database", "db", "the", "it", "service", "services", "server", "dependencies", "connection",
                        "gcs", "master", "head", "pod", "pods", "network", "dns", "startup", "ready", "a", "an"})
+
+# `name.ns` is how a pod names Service `name` of namespace `ns` (its resolver appends `svc.<cluster domain>`), but
+# `huggingface.co` is a public host: a two-label host whose last label is a common public suffix is not a Service.
+PUBLIC_SUFFIXES = frozenset({"com", "net", "org", "io", "co", "ai", "dev", "app", "cloud", "edu", "gov", "us", "uk",
+                             "de", "cn", "jp", "fr", "in", "me", "info", "biz", "xyz", "tech", "sh", "local"})

@@ -222,7 +222,7 @@ def resolve(host: str, port: Optional[int], ns: str, where: str, text: str) -> P
     parts = host.lower().split(".")
     if len(parts) == 1:
         return Peer(host, port, parts[0], ns, where=where, text=text)
-    if len(parts) == 2 or parts[2] == "svc":
+    if (len(parts) == 2 and parts[1] not in data.PUBLIC_SUFFIXES) or (len(parts) > 2 and parts[2] == "svc"):
         return Peer(host, port, parts[0], parts[1], where=where, text=text)
     if len(parts) >= 4 and parts[3] == "svc":
         return Peer(host, port, parts[1], parts[2], where=where, text=text)
