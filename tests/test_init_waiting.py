@@ -240,3 +240,16 @@ def test_live_missing_service_is_absent_and_peer_namespace_policies_are_read(tmp
     assert "/api/v1/namespaces/cache/services/redis-master" in got
     assert "/apis/networking.k8s.io/v1/namespaces/cache/networkpolicies" in got
     assert "default-deny-egress" in finding(doc)["message"]
+
+
+def test_search_path_noise_of_nslookup_names_the_service_the_command_waits_for():
+    """busybox nslookup prints the search-path names it tried (chatwoot/charts#200): they are the same Service, and
+    the command's host comes before a host the log names without a port."""
+    text = ("** server can't find chatwoot-chatwoot-redis-master.cluster.local: NXDOMAIN\n"
+            "** server can't find chatwoot-chatwoot-redis-master.svc.cluster.local: NXDOMAIN\n"
+            "waiting for chatwoot-chatwoot-redis-master\n")
+    lines = initwait.wait_lines(text * 3)
+    assert len(lines) == 9
+    peers = initwait.peers(lines, "until nslookup chatwoot-chatwoot-redis-master ; do echo waiting; done", "chatwoot")
+    assert [(p.service, p.namespace) for p in peers] == [("chatwoot-chatwoot-redis-master", "chatwoot")]
+    assert peers[0].where == "command"

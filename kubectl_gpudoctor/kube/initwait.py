@@ -160,8 +160,8 @@ def command_text(c: dict, ns: str) -> str:
 
 
 def peers(lines: List[Tuple[int, str]], command: str, ns: str) -> List[Peer]:
-    """The peers named by host:port in the log (most repeated first), then by the command, then by a `waiting for
-    NAME` line alone; at most MAX_PEERS, one per Service or address."""
+    """The peers named by host:port in the log (most repeated first), then by the command, then by a host alone in
+    the log, then by a `waiting for NAME` line; at most MAX_PEERS, one per Service or address."""
     found: List[Peer] = []
     counted = {}
     weak = []
@@ -176,11 +176,12 @@ def peers(lines: List[Tuple[int, str]], command: str, ns: str) -> List[Peer]:
                 continue
             key = (_host(m), port)
             counted[key] = (counted.get(key, (0, line))[0] + 1, line)
-    for (host, port), (_, line) in sorted(counted.items(), key=lambda kv: -kv[1][0]):
-        found.append(resolve(host, port, ns, "log", line))
+    ranked = sorted(counted.items(), key=lambda kv: -kv[1][0])
+    found += [resolve(host, port, ns, "log", line) for (host, port), (_, line) in ranked if port]
     for rx in _COMMAND:
         for m in rx.finditer(command):
             found.append(resolve(_host(m), _port(m), ns, "command", command[:300]))
+    found += [resolve(host, port, ns, "log", line) for (host, port), (_, line) in ranked if not port]
     for host, line in weak:
         if host.lower() not in data.NOT_HOSTS:
             found.append(resolve(host, None, ns, "log", line))
@@ -220,7 +221,8 @@ def resolve(host: str, port: Optional[int], ns: str, where: str, text: str) -> P
     except ValueError:
         pass
     parts = host.lower().split(".")
-    if len(parts) == 1:
+    # `db.svc.cluster.local`, `db.cluster.local`: the resolver's search path tried on `db` (nslookup prints them)
+    if len(parts) == 1 or (len(parts) > 2 and parts[1] == "svc") or parts[1:] == ["cluster", "local"]:
         return Peer(host, port, parts[0], ns, where=where, text=text)
     if (len(parts) == 2 and parts[1] not in data.PUBLIC_SUFFIXES) or (len(parts) > 2 and parts[2] == "svc"):
         return Peer(host, port, parts[0], parts[1], where=where, text=text)

@@ -202,19 +202,22 @@ def _policies(ev, w, peer, svc, port, ready, ref) -> Why:
         return Why(f"{up}; whether a NetworkPolicy drops the connection depends on namespace labels: "
                    f"{gap.needs() if gap else 'not read'}.", f"{name(svc)} is up, policies undecided",
                    f"Check the NetworkPolicies of namespaces {namespace(pod)} and {peer_ns}.", lines=[ref])
-    return _allowed(ev, w, svc, port, up, ref)
+    return _allowed(ev, w, peer, svc, port, up, ref)
 
 
-def _allowed(ev, w, svc, port, up, ref) -> Why:
+def _allowed(ev, w, peer, svc, port, up, ref) -> Why:
     cmd = initwait.command_text(w.container, namespace(ev.pod))
+    host = peer.host if peer.service or peer.ip else name(svc)
     nslookup = "nslookup" in cmd
-    hint = (" busybox's nslookup exits 1 when any search-domain query fails (ndots:5), even when the name resolves "
-            "(chatwoot/charts#200): test with `nc -z HOST PORT` or a fully qualified name instead." if nslookup else "")
+    hint = (f" busybox's nslookup exits 1 when any search-domain query fails (ndots:5), even when the name "
+            f"resolves (chatwoot/charts#200): test with `nc -z {host} {port}` or the fully qualified "
+            f"{name(svc)}.{namespace(svc)}.svc.cluster.local instead." if nslookup else "")
+    check = f"nslookup {host}; echo exit=$?" if nslookup else f"nc -z -w 2 {host} {port}; echo exit=$?"
     return Why(f"{up} and no NetworkPolicy read drops traffic from this pod to them on port {port} (nor DNS): "
                f"the service is up, so the wait's own check keeps failing.{hint}",
                f"{name(svc)} is up; the wait's check fails",
                f"Run init container {w.name}'s check by hand (`kubectl exec {name(ev.pod)} -n {namespace(ev.pod)} -c "
-               f"{w.name} -- sh -c '…'`) and fix its command." + hint, lines=[ref], edits="container")
+               f"{w.name} -- sh -c '{check}'`) and fix its command." + hint, lines=[ref], edits="container")
 
 
 def _blocked(ev, w, blocked, svc, port, backend, policies, up) -> Why:
