@@ -11,7 +11,7 @@ from kubectl_gpudoctor.evidence import Evidence, Gap, Target
 from kubectl_gpudoctor.kube import initwait
 from kubectl_gpudoctor.offline import load as offline
 from tests.conftest import CASES
-from tests.live import assert_read_only, run_json, serving
+from tests.live import assert_read_only, run_json, run_plugin, serving
 
 CASE = os.path.join(CASES, "init-container-waiting")
 PG = os.path.join(CASE, "fail-peer-ingress-denied")
@@ -253,3 +253,19 @@ def test_search_path_noise_of_nslookup_names_the_service_the_command_waits_for()
     peers = initwait.peers(lines, "until nslookup chatwoot-chatwoot-redis-master ; do echo waiting; done", "chatwoot")
     assert [(p.service, p.namespace) for p in peers] == [("chatwoot-chatwoot-redis-master", "chatwoot")]
     assert peers[0].where == "command"
+
+
+def test_live_bundle_replays_the_peer_objects_and_the_gap(tmp_path):
+    """`bundle` saves the Service, its EndpointSlices and pods and the 403 on networkpolicies; --from reads the same."""
+    out = tmp_path / "b.tgz"
+    with serving(PG, tmp_path, namespace="rag") as (srv, kc):
+        srv.forbid("networkpolicies")
+        proc = run_plugin("bundle", PG_POD, "-f", str(out), "--kubeconfig", kc)
+        assert proc.returncode == 0, proc.stderr
+        _, live = run_json(PG_POD, "--kubeconfig", kc)
+    _, replay = run_json(PG_POD, "--from", str(out))
+    assert replay["rootCause"] == live["rootCause"] == RULE
+    # the same verdict on the peer (the first sentence holds the wait's age, which the wall clock moves on)
+    assert finding(replay)["message"].split(". ", 1)[1] == finding(live)["message"].split(". ", 1)[1]
+    assert "not checked: forbidden (needs list networkpolicies)" in finding(replay)["message"]
+    assert any(g["source"] == "networkpolicies" and g["reason"] == "forbidden" for g in replay["gaps"])
