@@ -269,3 +269,23 @@ def test_live_bundle_replays_the_peer_objects_and_the_gap(tmp_path):
     assert finding(replay)["message"].split(". ", 1)[1] == finding(live)["message"].split(". ", 1)[1]
     assert "not checked: forbidden (needs list networkpolicies)" in finding(replay)["message"]
     assert any(g["source"] == "networkpolicies" and g["reason"] == "forbidden" for g in replay["gaps"])
+
+
+STRICT = os.path.join(CASES, "init-container-failing", "fail-wait-for-it-strict-egress-denied")
+
+
+def test_a_wait_that_gives_up_is_failing_with_the_peer_it_dialed(tmp_path):
+    """wait-for-it --strict exits after its timeout: init-container-failing, with the same peer check (offline and
+    live, where the collector reads the peer for a failed run too)."""
+    d = verdict.diagnose_pod(load(STRICT))
+    f = finding(d, "init-container-failing")
+    assert d.root_cause == "init-container-failing" and "It waited for redis-master.cache.svc.cluster.local:6379" in f.message
+    assert "default-deny-egress" in f.remediation and "kubernetes.io/metadata.name: cache" in f.snippet
+    # a failure the peer does not explain keeps its own cause and fix
+    cnf = verdict.diagnose_pod(load(os.path.join(CASES, "init-container-failing", "fail-wait-for-db-command-not-found")))
+    assert "It waited for" not in finding(cnf, "init-container-failing").message
+    with serving(STRICT, tmp_path, namespace="inference") as (srv, kc):
+        _, doc = run_json(REDIS_POD, "--kubeconfig", kc)
+    assert_read_only(srv)
+    assert "/api/v1/namespaces/cache/services/redis-master" in [p for p, _ in paths(srv)]
+    assert "default-deny-egress" in finding(doc, "init-container-failing")["message"]

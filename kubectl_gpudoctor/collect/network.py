@@ -53,9 +53,23 @@ DISCOVERY = "/apis/discovery.k8s.io/v1"
 
 
 def _waiting(ev: Evidence):
-    """The pod's running init container, once it has run long enough to be worth the reads, with its peers."""
-    w = initwait.reading(ev, ev.pod) if ev.pod is not None else None
-    return w if w and w.peers and (w.running_for or 0) >= initwait.MIN_RUN_S else None
+    """The pod's running init container, once it has run long enough to be worth the reads, or the init container
+    whose last run failed while its log waited for a peer; with its peers."""
+    if ev.pod is None:
+        return None
+    w = initwait.reading(ev, ev.pod)
+    if w is not None:
+        return w if w.peers and (w.running_for or 0) >= initwait.MIN_RUN_S else None
+    for c, cs, init in podstate.all_container_states(ev.pod):
+        if init and c.get("restartPolicy") != "Always" and _failed_run(cs):
+            w = initwait.failed_reading(ev, ev.pod, c, cs)
+            return w if w.peers and w.lines else None
+    return None
+
+
+def _failed_run(cs: dict) -> bool:
+    rec = podstate.terminated(cs) or (podstate.last_terminated(cs) if podstate.waiting(cs) else {})
+    return bool(rec) and rec.get("exitCode", 0) != 0
 
 
 def waited_services(ev: Evidence) -> List[Request]:

@@ -94,9 +94,21 @@ def reading(ev, pod: dict) -> Optional[Waiting]:
     running = seconds_between(started, now) if now else None
     w = Waiting(c, cs, order, total, running)
     w.history, w.history_from = history(ev, pod, c.get("name") or "", cs)
-    text = ev.log(pod, w.name, False) or ""
+    return _read(ev, pod, w, ev.log(pod, w.name, False) or "")
+
+
+def failed_reading(ev, pod: dict, c: dict, cs: dict) -> Waiting:
+    """What a failed init container's last run waited for (its previous log when it restarted, else its log): a
+    wait that gives up (`wait-for-it --strict`, a client's retries) fails instead of hanging."""
+    inits = containers(pod, init=True)
+    order = next((i + 1 for i, x in enumerate(inits) if x.get("name") == c.get("name")), 0)
+    w = Waiting(c, cs, order, len(inits), None)
+    return _read(ev, pod, w, ev.log(pod, w.name, True) or ev.log(pod, w.name, False) or "")
+
+
+def _read(ev, pod: dict, w: Waiting, text: str) -> Waiting:
     w.lines = wait_lines(text)
-    command = command_text(c, namespace(pod))
+    command = command_text(w.container, namespace(pod))
     w.loop = bool(_LOOP.search(command))
     w.peers = peers(w.lines, command, namespace(pod))
     return w

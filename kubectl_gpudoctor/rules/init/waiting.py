@@ -27,6 +27,16 @@ class Why:
     snippet: str = ""
     lines: List[Line] = field(default_factory=list)
     edits: str = ""
+    decisive: bool = False      # the peer's state explains the wait (absent, no endpoints, a policy drops it)
+
+
+def failed_run_peer(ev, c: dict, cs: dict) -> Optional[tuple]:
+    """(peer, Why) for an init container whose failed run's log waited for or retried a connection to a named
+    peer (init-container-failing adds it); None otherwise."""
+    w = initwait.failed_reading(ev, ev.pod, c, cs)
+    if not w.lines or not w.peers:
+        return None
+    return w.peers[0], _why(ev, w, w.peers[0])
 
 
 @rule("init-container-waiting", phase="init", severity="critical", rank=SPECIFIC, applies=_has_running_init,
@@ -82,7 +92,7 @@ def _why(ev, w, peer) -> Why:
         return Why(f"Service {name(svc)} in namespace {namespace(svc)} has no port {peer.port} (its ports: {have}).",
                    f"Service {name(svc)} has no port {peer.port}",
                    f"Point init container {w.name} at a port Service {name(svc)} serves ({have}), or add port "
-                   f"{peer.port} to the Service.", lines=[ref], edits="container")
+                   f"{peer.port} to the Service.", lines=[ref], edits="container", decisive=True)
     if not ready:
         return _no_endpoints(ev, w, svc, unready, ref)
     return _policies(ev, w, peer, svc, port, ready, ref)
@@ -110,11 +120,12 @@ def _no_service(ev, w, peer) -> Why:
         return Why(f"Service {peer.service} does not exist in namespace {ns}, so {peer.host} never resolves.",
                    f"Service {peer.service} does not exist in {ns}",
                    f"Create Service {peer.service} in namespace {ns} (deploy what provides it), or point init "
-                   f"container {w.name} at the Service that does exist.", edits="container")
+                   f"container {w.name} at the Service that does exist.", edits="container", decisive=True)
     gap = ev.gap("services")
     if peer.ip and not gap:
         return Why(f"No Service in namespace {ns} has clusterIP {peer.ip}.", f"no Service has IP {peer.ip}",
-                   f"Point init container {w.name} at the Service's name rather than an address.", edits="container")
+                   f"Point init container {w.name} at the Service's name rather than an address.", edits="container",
+                   decisive=True)
     need = gap.needs() if gap else "not checked"
     return Why(f"Service {peer.service or peer.ip}: {need}.", f"Service {need}",
                f"Check that Service {peer.service or peer.ip} exists in namespace {ns} and has ready endpoints.")
@@ -145,7 +156,7 @@ def _no_endpoints(ev, w, svc, unready, ref) -> Why:
                f"{name(pods[0])} -n {namespace(svc)}`); the init container then finishes by itself.")
     extra = f" ({unready} not ready)" if unready else ""
     return Why(f"Service {name(svc)} in namespace {namespace(svc)} has no ready endpoints{extra}: {state}.",
-               f"Service {name(svc)} has no ready endpoints", fix, lines=[ref])
+               f"Service {name(svc)} has no ready endpoints", fix, lines=[ref], decisive=True)
 
 
 def _pod_state(p) -> str:
@@ -250,7 +261,7 @@ def _blocked(ev, w, blocked, svc, port, backend, policies, up) -> Why:
                                           namespace(ev.pod), port))
     return Why(f"{up}, but {'; '.join(says)}.", f"NetworkPolicy {', '.join(names)} drops it",
                f"Let init container {w.name} reach Service {name(svc)}: {'; '.join(fixes)} (below).",
-               "\n".join(snippets), lines)
+               "\n".join(snippets), lines, decisive=True)
 
 
 def _rule_snippet(policy, policy_ns, key, side, sel, peer_ns, own_ns, port) -> str:
@@ -267,7 +278,7 @@ def _blocked_egress(ev, w, v, shown, policies) -> Why:
                f"{shown}.", f"NetworkPolicy {', '.join(v.policies)} drops it",
                f"Edit NetworkPolicy {v.policies[0]} in namespace {namespace(ev.pod)}: allow egress to {shown}.",
                lines=[Line("object", f"networkpolicies/{n}", netpolicy.describe(p))
-                      for p in policies for n in [name(p)] if n in v.policies])
+                      for p in policies for n in [name(p)] if n in v.policies], decisive=True)
 
 
 def _describe_service(svc) -> str:
