@@ -10,6 +10,7 @@ from kubectl_gpudoctor import verdict
 from kubectl_gpudoctor.evidence import Evidence, Gap, Target
 from kubectl_gpudoctor.kube import initwait
 from kubectl_gpudoctor.offline import load as offline
+from tests.apiserver import FakeApiServer, load_case
 from tests.conftest import CASES
 from tests.live import assert_read_only, run_json, run_plugin, serving
 
@@ -137,7 +138,7 @@ def test_the_policy_that_blocks_selects_the_peer_not_the_pod():
     moved = edited(PG, lambda ev: obj(ev, "NetworkPolicy", "pgvector-allow-backup")["spec"].update(
         podSelector={"matchLabels": {"app": "rag-api"}}))
     f = finding(moved)
-    assert "pgvector-allow-backup" not in f.message and "no NetworkPolicy read drops traffic" in f.message
+    assert "pgvector-allow-backup" not in f.message and "no NetworkPolicy read drops traffic from this pod to its pods" in f.message
     gone = edited(PG, lambda ev: ev.objects.pop("NetworkPolicy"))
     assert "the wait's own check keeps failing" in finding(gone).message
 
@@ -289,3 +290,43 @@ def test_a_wait_that_gives_up_is_failing_with_the_peer_it_dialed(tmp_path):
     assert_read_only(srv)
     assert "/api/v1/namespaces/cache/services/redis-master" in [p for p, _ in paths(srv)]
     assert "default-deny-egress" in finding(doc, "init-container-failing")["message"]
+
+
+def test_live_siblings_on_other_nodes_are_the_history_and_an_ip_names_its_service(tmp_path):
+    """The sibling pod runs on another node (not in the node's pod list): the collector lists the controller's pods by
+    label to compare; the wait dials the Service's clusterIP (Go's `dial tcp IP:PORT`), which the namespace's
+    Service list resolves to pgvector."""
+    objects, logs = load_case(PG)
+    for o in objects:
+        if o["kind"] == "Pod" and o["metadata"]["name"] == "rag-api-6c8d9f7b4d-9wzrt":
+            o["spec"]["nodeName"] = "gpu-l40s-2"
+        if o["kind"] == "Pod" and o["metadata"]["name"] == PG_POD:
+            o["spec"]["initContainers"][0]["command"] = ["/usr/local/bin/wait-tcp", "--target", "10.96.118.40:5432"]
+    key = next(k for k in logs if k[1] == PG_POD)
+    logs[key] = "dial tcp 10.96.118.40:5432: connect: connection timed out\n" * 30
+    with FakeApiServer(objects, logs) as srv:
+        kc = srv.write_kubeconfig(str(tmp_path / "kubeconfig"), namespace="rag")
+        _, doc = run_json(PG_POD, "--kubeconfig", kc)
+    assert_read_only(srv)
+    got = paths(srv)
+    assert ("/api/v1/namespaces/rag/pods", "app=rag-api,pod-template-hash=6c8d9f7b4d") in got
+    assert ("/api/v1/namespaces/rag/services", None) in got
+    f = finding(doc)
+    assert "waiting for 10.96.118.40:5432" in f["message"] and "sibling pod rag-api-6c8d9f7b4d-9wzrt finished it in 4s" \
+        in f["message"] and "pgvector-allow-backup" in f["message"], f["message"]
+
+
+def test_an_unreadable_log_of_a_long_wait_is_unknown_unless_the_command_is_a_wait_loop():
+    def unreadable(ev):
+        ev.logs.clear()
+        ev.add_gap(Gap("pods/log", "forbidden", "", "get"))
+    ev = load(MYDB)
+    unreadable(ev)
+    f = finding(verdict.diagnose_pod(ev))
+    assert "its command is a wait loop" in f.message and "Service mydb does not exist" in f.message
+    ev = load(MYDB)
+    unreadable(ev)
+    obj(ev, "Pod", MYDB_POD)["spec"]["initContainers"][0]["command"] = ["/app/wait-deps", "--config", "/etc/deps.yaml"]
+    d = verdict.diagnose_pod(ev)
+    c = next(c for c in d.checks if c.id == RULE)
+    assert c.result == "unknown" and "needs get pods/log" in c.reason

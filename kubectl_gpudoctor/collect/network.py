@@ -5,7 +5,7 @@ from typing import List
 
 from ..kube import initwait, multus, podstate
 from ..evidence import Evidence
-from ..kube.objects import name, namespace, spec
+from ..kube.objects import controller_of, name, namespace, spec
 from .api import Request, quote
 
 NAD_API = "/apis/k8s.cni.cncf.io/v1"
@@ -79,7 +79,7 @@ def waited_services(ev: Evidence) -> List[Request]:
     w = _waiting(ev)
     if w is None:
         return []
-    own, reqs, by_ns = namespace(ev.pod), [], {}
+    own, reqs, by_ns = namespace(ev.pod), _siblings(ev), {}
     for p in w.peers:
         if p.service:
             reqs.append(Request("services", "get", f"/api/v1/namespaces/{quote(p.namespace)}/services/{quote(p.service)}",
@@ -93,6 +93,24 @@ def waited_services(ev: Evidence) -> List[Request]:
             reqs.append(Request("networkpolicies", "list",
                                 f"/apis/networking.k8s.io/v1/namespaces/{quote(ns)}/networkpolicies", kind="NetworkPolicy"))
     return reqs
+
+
+# Labels that differ between the pods of one controller (their index or name): left out of the sibling selector.
+_OWN_LABELS = frozenset({"statefulset.kubernetes.io/pod-name", "apps.kubernetes.io/pod-index",
+                         "batch.kubernetes.io/job-completion-index", "training.kubeflow.org/replica-index",
+                         "jobset.sigs.k8s.io/job-index", "leaderworkerset.sigs.k8s.io/worker-index"})
+
+
+def _siblings(ev: Evidence) -> List[Request]:
+    """The other pods of a running init container's controller (its labels less the per-pod ones, a label-selected
+    list): how long their run of the same init container took is the history it is compared with."""
+    if initwait.running_init(ev.pod) is None or controller_of(ev.pod) is None:
+        return []
+    sel = {k: v for k, v in (ev.pod["metadata"].get("labels") or {}).items() if k not in _OWN_LABELS}
+    if not sel:
+        return []
+    query = {"labelSelector": ",".join(f"{k}={v}" for k, v in sorted(sel.items()))}
+    return [Request("pods", "list", f"/api/v1/namespaces/{quote(namespace(ev.pod))}/pods", query, kind="Pod")]
 
 
 def _slices(ns: str, names) -> Request:
@@ -120,9 +138,13 @@ def third_round(ev: Evidence) -> List[Request]:
     for svc in found_by_ip:
         reqs.append(_slices(namespace(svc), {name(svc)}))
     peer_ns = {namespace(s) for s in svcs} - {own}
-    if ev.get("Namespace", own) is None and any(_has_namespace_selector(p) for p in ev.all("NetworkPolicy")
-                                               if namespace(p) in peer_ns):
-        reqs.append(Request("namespaces", "get", f"/api/v1/namespaces/{quote(own)}", kind="Namespace"))
+    # a policy choosing peers by namespaceSelector needs the other side's namespace labels: of this pod's namespace
+    # for the peer's policies, of the peer's namespace for this pod's
+    wanted = ({own} if any(_has_namespace_selector(p) for p in ev.all("NetworkPolicy") if namespace(p) in peer_ns)
+              else set())
+    wanted |= peer_ns if any(_has_namespace_selector(p) for p in ev.all("NetworkPolicy") if namespace(p) == own) else set()
+    reqs += [Request("namespaces", "get", f"/api/v1/namespaces/{quote(ns)}", kind="Namespace")
+             for ns in sorted(wanted) if ev.get("Namespace", ns) is None]
     return reqs
 
 

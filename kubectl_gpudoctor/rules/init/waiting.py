@@ -224,7 +224,7 @@ def _allowed(ev, w, peer, svc, port, up, ref) -> Why:
             f"resolves (chatwoot/charts#200): test with `nc -z {host} {port}` or the fully qualified "
             f"{name(svc)}.{namespace(svc)}.svc.cluster.local instead." if nslookup else "")
     check = f"nslookup {host}; echo exit=$?" if nslookup else f"nc -z -w 2 {host} {port}; echo exit=$?"
-    return Why(f"{up} and no NetworkPolicy read drops traffic from this pod to them on port {port} (nor DNS): "
+    return Why(f"{up} and no NetworkPolicy read drops traffic from this pod to its pods on port {port} (nor DNS): "
                f"the service is up, so the wait's own check keeps failing.{hint}",
                f"{name(svc)} is up; the wait's check fails",
                f"Run init container {w.name}'s check by hand (`kubectl exec {name(ev.pod)} -n {namespace(ev.pod)} -c "
@@ -266,7 +266,7 @@ def _blocked(ev, w, blocked, svc, port, backend, policies, up) -> Why:
 
 def _rule_snippet(policy, policy_ns, key, side, sel, peer_ns, own_ns, port) -> str:
     """The rule to add to a NetworkPolicy: peers by labels (and namespace when it differs), on the port."""
-    out = [f"# NetworkPolicy {policy} (namespace {policy_ns}): add under spec.{key}", f"- {side}:", "  - podSelector:",
+    out = [f"# NetworkPolicy {policy} (namespace {policy_ns}):", f"# add under spec.{key}", f"- {side}:", "  - podSelector:",
            "      matchLabels:"] + [f"        {k}: {v}" for k, v in sorted(sel.items())]
     if peer_ns != own_ns:
         out += ["    namespaceSelector:", "      matchLabels:", f"        {netpolicy.NS_NAME_LABEL}: {peer_ns}"]
