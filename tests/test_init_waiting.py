@@ -330,3 +330,16 @@ def test_an_unreadable_log_of_a_long_wait_is_unknown_unless_the_command_is_a_wai
     d = verdict.diagnose_pod(ev)
     c = next(c for c in d.checks if c.id == RULE)
     assert c.result == "unknown" and "needs get pods/log" in c.reason
+
+
+def test_a_peer_still_starting_makes_the_wait_a_warning():
+    def creating(ev):
+        db = obj(ev, "Pod", "pgvector-0")
+        db["status"]["phase"] = "Pending"
+        db["status"]["conditions"] = [{"type": "PodScheduled", "status": "True"},
+                                      {"type": "Ready", "status": "False", "reason": "ContainersNotReady"}]
+        db["status"]["containerStatuses"][0].update(ready=False, started=False,
+                                                    state={"waiting": {"reason": "ContainerCreating"}})
+        ev.objects["EndpointSlice"][0]["endpoints"] = None
+    f = finding(edited(PG, creating))
+    assert f.severity == "warning" and "pgvector-0 ContainerCreating" in f.message and "still starting" in f.message

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import List, Optional
 
-from ...kube import initwait, netpolicy
-from ...kube.objects import condition, labels, name, namespace, spec, status
+from ...kube import initwait, netpolicy, podstate
+from ...kube.objects import condition, labels, name, namespace, spec
 from ...kube.owners import owner_chain
 from ...kube.timeutil import human_duration
 from ...record import field, record
@@ -28,6 +28,7 @@ class Why:
     lines: List[Line] = field(default_factory=list)
     edits: str = ""
     decisive: bool = False      # the peer's state explains the wait (absent, no endpoints, a policy drops it)
+    severity: Optional[str] = None   # warning while the peer's pods are still starting
 
 
 def failed_run_peer(ev, c: dict, cs: dict) -> Optional[tuple]:
@@ -63,6 +64,7 @@ def init_container_waiting(ev):
     lines = [Line("status", f"initContainerStatuses[{w.name}].state.running", f"startedAt={running.get('startedAt')}")]
     lines += [Line("log", f"{name(ev.pod)}/{w.name} log, line {n}", text) for n, text in _first_last(w.lines)]
     return Hit(f"{head}. {why.says}", lines + why.lines, fix=why.fix, snippet=why.snippet, edits=why.edits,
+               severity=why.severity,
                values={"container": w.name, "peer": peer.shown if peer else "what it waits for"},
                summary=f"Init container {w.name} waits {what} ({ran}): {why.short}",
                next=[f"kubectl logs {name(ev.pod)} -n {namespace(ev.pod)} -c {w.name} --tail=20"]
@@ -154,18 +156,23 @@ def _no_endpoints(ev, w, svc, unready, ref) -> Why:
         owners = sorted({_owner(ev, p) for p in pods})
         fix = (f"Make {', '.join(owners)} ready in namespace {namespace(svc)} (diagnose it: `kubectl gpudoctor "
                f"{name(pods[0])} -n {namespace(svc)}`); the init container then finishes by itself.")
+    # pods still being created or pulled are progress: the wait is a symptom that may end by itself
+    starting = bool(pods) and all(podstate.health(p, ev.now()) == "progressing" for p in pods)
     extra = f" ({unready} not ready)" if unready else ""
-    return Why(f"Service {name(svc)} in namespace {namespace(svc)} has no ready endpoints{extra}: {state}.",
-               f"Service {name(svc)} has no ready endpoints", fix, lines=[ref], decisive=True)
+    return Why(f"Service {name(svc)} in namespace {namespace(svc)} has no ready endpoints{extra}: {state}"
+               + (" (still starting)." if starting else "."),
+               f"Service {name(svc)} has no ready endpoints", fix, lines=[ref], decisive=True,
+               severity="warning" if starting else None)
 
 
 def _pod_state(p) -> str:
-    phase = status(p).get("phase") or "Pending"
+    """`postgres-0 Pending (Unschedulable)`, `head-x ContainerCreating`, `db-0 Running, not Ready` (kubectl's
+    STATUS column, with the scheduler's reason when it has not placed the pod)."""
+    shown = podstate.display_status(p)
     cond = condition(p, "PodScheduled") or {}
     if cond.get("status") == "False":
-        return f"{name(p)} {phase} ({cond.get('reason') or 'unscheduled'})"
-    ready = condition(p, "Ready") or {}
-    return f"{name(p)} {phase}, not Ready" + (f" ({ready.get('reason')})" if ready.get("reason") else "")
+        return f"{name(p)} {shown} ({cond.get('reason') or 'unscheduled'})"
+    return f"{name(p)} {shown}" + (", not Ready" if shown == "Running" else "")
 
 
 def _owner(ev, p) -> str:
