@@ -310,6 +310,7 @@ def test_live_siblings_on_other_nodes_are_the_history_and_an_ip_names_its_servic
     assert_read_only(srv)
     got = paths(srv)
     assert ("/api/v1/namespaces/rag/pods", "app=rag-api,pod-template-hash=6c8d9f7b4d") in got
+    assert all(r.query.get("limit") == "50" for r in srv.requests if r.path == "/api/v1/namespaces/rag/pods")
     assert ("/api/v1/namespaces/rag/services", None) in got
     f = finding(doc)
     assert "waiting for 10.96.118.40:5432" in f["message"] and "sibling pod rag-api-6c8d9f7b4d-9wzrt finished it in 4s" \

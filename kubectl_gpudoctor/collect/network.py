@@ -50,6 +50,7 @@ def second_round(ev: Evidence) -> List[Request]:
 
 # --- the peers a waiting init container dials ----------------------------------------------------------------------
 DISCOVERY = "/apis/discovery.k8s.io/v1"
+MAX_PODS = 50           # pods read per label-selected sample (a peer Service's, the controller's siblings): one page
 
 
 def _waiting(ev: Evidence):
@@ -109,7 +110,7 @@ def _siblings(ev: Evidence) -> List[Request]:
     sel = {k: v for k, v in (ev.pod["metadata"].get("labels") or {}).items() if k not in _OWN_LABELS}
     if not sel:
         return []
-    query = {"labelSelector": ",".join(f"{k}={v}" for k, v in sorted(sel.items()))}
+    query = {"labelSelector": ",".join(f"{k}={v}" for k, v in sorted(sel.items())), "limit": str(MAX_PODS)}
     return [Request("pods", "list", f"/api/v1/namespaces/{quote(namespace(ev.pod))}/pods", query, kind="Pod")]
 
 
@@ -131,8 +132,8 @@ def third_round(ev: Evidence) -> List[Request]:
     for svc in {(namespace(s), name(s)): s for s in svcs}.values():
         sel = spec(svc).get("selector") or {}
         if sel and isinstance(sel, dict):
-            # a label-selected list: the Service's own pods, read in pages like any list
-            query = {"labelSelector": ",".join(f"{k}={v}" for k, v in sorted(sel.items()))}
+            # a label-selected sample of the Service's own pods: their state and labels
+            query = {"labelSelector": ",".join(f"{k}={v}" for k, v in sorted(sel.items())), "limit": str(MAX_PODS)}
             reqs.append(Request("pods", "list", f"/api/v1/namespaces/{quote(namespace(svc))}/pods", query, kind="Pod"))
     found_by_ip = [s for p in w.peers if p.ip and not p.service for s in [initwait.service_for(ev, p, own)] if s]
     for svc in found_by_ip:
