@@ -344,3 +344,27 @@ def test_a_peer_still_starting_makes_the_wait_a_warning():
         ev.objects["EndpointSlice"][0]["endpoints"] = None
     f = finding(edited(PG, creating))
     assert f.severity == "warning" and "pgvector-0 ContainerCreating" in f.message and "still starting" in f.message
+
+
+def test_a_peer_known_only_by_its_service_selector_leaves_other_labels_undecided():
+    """When the Service's pods were not read, a policy on labels outside its selector cannot be decided: the finding
+    says which labels it depends on instead of claiming the connection is allowed."""
+    from kubectl_gpudoctor.kube import netpolicy
+    stub = {"metadata": {"namespace": "rag", "labels": {"app.kubernetes.io/name": "pgvector"}}}
+    peer = netpolicy.pod_peer(stub, None, 5432, labels_only={"app.kubernetes.io/name": "pgvector"})
+    assert netpolicy.match({"matchLabels": {"tier": "db"}}, peer.labels, peer.unknown_keys) is None
+    assert netpolicy.match({"matchLabels": {"app.kubernetes.io/name": "pgvector"}}, peer.labels, peer.unknown_keys)
+
+    def unread(ev):
+        ev.objects["Pod"] = [p for p in ev.objects["Pod"] if p["metadata"]["name"] != "pgvector-0"]
+        ev.add_gap(Gap("pods", "forbidden", "", "list"))
+        obj(ev, "Pod", PG_POD)  # the target stays
+        ev.objects["NetworkPolicy"] = [{
+            "apiVersion": "networking.k8s.io/v1", "kind": "NetworkPolicy",
+            "metadata": {"name": "app-egress", "namespace": "rag"},
+            "spec": {"podSelector": {"matchLabels": {"app": "rag-api"}}, "policyTypes": ["Egress"],
+                     "egress": [{"to": [{"podSelector": {"matchLabels": {"tier": "db"}}}]},
+                                {"to": [{"namespaceSelector": {}, "podSelector": {"matchLabels": {"k8s-app": "kube-dns"}}}],
+                                 "ports": [{"protocol": "UDP", "port": 53}]}]}}]
+    f = finding(edited(PG, unread))
+    assert "depends on the labels of Service pgvector's pods" in f.message and "needs list pods" in f.message

@@ -216,8 +216,10 @@ def _policies(ev, w, peer, svc, port, ready, ref) -> Why:
     if blocked:
         return _blocked(ev, w, blocked, svc, port, backend, mine + theirs, up)
     if any(v.result == "unknown" for v in checks):
-        gap = ev.gap("namespaces")
-        return Why(f"{up}; whether a NetworkPolicy drops the connection depends on namespace labels: "
+        # undecided: a policy chooses by labels of pods or namespaces that were not read
+        what, gap = ("namespace labels", ev.gap("namespaces")) if known else \
+            (f"the labels of Service {name(svc)}'s pods", ev.gap("pods"))
+        return Why(f"{up}; whether a NetworkPolicy drops the connection depends on {what}: "
                    f"{gap.needs() if gap else 'not read'}.", f"{name(svc)} is up, policies undecided",
                    f"Check the NetworkPolicies of namespaces {namespace(pod)} and {peer_ns}.", lines=[ref])
     return _allowed(ev, w, peer, svc, port, up, ref)
