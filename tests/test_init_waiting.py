@@ -68,6 +68,10 @@ def obj(ev, kind, name):
     # busybox nc / nslookup
     ("nc: bad address 'openpitrix-db.openpitrix-system.svc'", "openpitrix-db.openpitrix-system.svc", None),
     ("nslookup: can't resolve 'mydb.ml.svc.cluster.local'", "mydb.ml.svc.cluster.local", None),
+    # botocore's EndpointConnectionError, a model download from an in-cluster MinIO retrying
+    ('botocore.exceptions.EndpointConnectionError: Could not connect to the endpoint URL: '
+     '"http://minio-service.kubeflow:9000/mlpipeline?list-type=2&prefix=models%2F&encoding-type=url"',
+     "minio-service.kubeflow", 9000),
 ])
 def test_wait_lines_name_the_peer(line, host, port):
     lines = initwait.wait_lines(line + "\n" + line + "\n")
@@ -368,3 +372,13 @@ def test_a_peer_known_only_by_its_service_selector_leaves_other_labels_undecided
                                  "ports": [{"protocol": "UDP", "port": 53}]}]}}]
     f = finding(edited(PG, unread))
     assert "depends on the labels of Service pgvector's pods" in f.message and "needs list pods" in f.message
+
+
+def test_of_two_peers_the_one_whose_state_explains_the_wait_is_named():
+    def two(ev):
+        c = obj(ev, "Pod", PG_POD)["spec"]["initContainers"][0]
+        c["command"] = ["sh", "-c", "until nc -z -w 2 pgcache 6432 && nc -z -w 2 pgvector 5432; do echo waiting for "
+                                    "pgvector; sleep 2; done"]
+        ev.objects.pop("NetworkPolicy")
+    f = finding(edited(PG, two))
+    assert "Service pgcache does not exist in namespace rag" in f.message, f.message

@@ -37,7 +37,7 @@ def failed_run_peer(ev, c: dict, cs: dict) -> Optional[tuple]:
     w = initwait.failed_reading(ev, ev.pod, c, cs)
     if not w.lines or not w.peers:
         return None
-    return w.peers[0], _why(ev, w, w.peers[0])
+    return _first_explained(ev, w)
 
 
 @rule("init-container-waiting", phase="init", severity="critical", rank=SPECIFIC, applies=_has_running_init,
@@ -52,8 +52,7 @@ def init_container_waiting(ev):
     if w is None or not initwait.is_stuck(w):
         long = w is not None and (w.running_for or 0) >= initwait.STUCK_ALONE_S and not w.lines
         return Unknown.from_gap(ev.gap("pods/log")) if long and ev.gap("pods/log") else None
-    peer = w.peers[0] if w.peers else None
-    why = _why(ev, w, peer)
+    peer, why = _first_explained(ev, w)
     ran = human_duration(w.running_for)
     before = f" ({w.history_from})" if w.history_from else ""
     what = f"for {peer.shown}" if peer else "for something its log and command do not name"
@@ -70,6 +69,13 @@ def init_container_waiting(ev):
                next=[f"kubectl logs {name(ev.pod)} -n {namespace(ev.pod)} -c {w.name} --tail=20"]
                + ([f"kubectl get endpointslices -n {peer.namespace} -l kubernetes.io/service-name={peer.service}"]
                   if peer and peer.service and initwait.service_for(ev, peer, namespace(ev.pod)) else []))
+
+
+def _first_explained(ev, w):
+    """(peer, Why): the first peer whose state explains the wait (`until nc -z db 5432 && nc -z redis 6379` waits
+    for both), else the first peer named."""
+    found = [(p, _why(ev, w, p)) for p in w.peers] or [(None, _why(ev, w, None))]
+    return next((pw for pw in found if pw[1].decisive), found[0])
 
 
 def _first_last(rows):
