@@ -382,3 +382,13 @@ def test_of_two_peers_the_one_whose_state_explains_the_wait_is_named():
         ev.objects.pop("NetworkPolicy")
     f = finding(edited(PG, two))
     assert "Service pgcache does not exist in namespace rag" in f.message, f.message
+
+
+def test_an_externalname_service_is_checked_as_the_host_it_names():
+    def alias(ev):
+        svc = obj(ev, "Service", "pgvector")
+        svc["spec"] = {"type": "ExternalName", "externalName": "pg.prod.example.net", "ports": svc["spec"]["ports"]}
+        ev.objects.pop("NetworkPolicy")
+    f = finding(edited(PG, alias))
+    assert "Service pgvector is an ExternalName alias of pg.prod.example.net" in f.message
+    assert "no ready endpoints" not in f.message

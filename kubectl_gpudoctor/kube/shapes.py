@@ -105,7 +105,7 @@ WORKLOAD = {**_META, "spec.replicas": "count", "spec.selector": "map", "spec.tem
 API_GROUP = {"name": "str", "versions": "list", "versions[]": "map", "preferredVersion": "map",
              "preferredVersion.version": "str"}
 # The Service and EndpointSlices a waiting init container dials (rules/init/waiting.py).
-SERVICE = {**_META, "spec.type": "str", "spec.clusterIP": "str", "spec.clusterIPs": "list", "spec.clusterIPs[]": "str",
+SERVICE = {**_META, "spec.type": "str", "spec.externalName": "str", "spec.clusterIP": "str", "spec.clusterIPs": "list", "spec.clusterIPs[]": "str",
            "spec.selector": "map", "spec.selector{}": "str", "spec.ports": "list", "spec.ports[]": "map",
            "spec.ports[].port": "int32", "spec.ports[].targetPort": "scalar", "spec.ports[].protocol": "str",
            "spec.ports[].name": "str"}

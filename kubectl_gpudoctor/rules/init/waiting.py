@@ -92,6 +92,11 @@ def _why(ev, w, peer) -> Why:
     svc = initwait.service_for(ev, peer, namespace(ev.pod))
     if svc is None:
         return _no_service(ev, w, peer)
+    if spec(svc).get("type") == "ExternalName" and spec(svc).get("externalName"):
+        # a DNS alias (CNAME) to a host outside the Service's endpoints: what it names is the peer
+        out = _outside(ev, w, initwait.Peer(str(spec(svc)["externalName"]), peer.port))
+        return Why(f"Service {name(svc)} is an ExternalName alias of {spec(svc)['externalName']}: {out.says}",
+                   out.short, out.fix, out.snippet, out.lines, out.edits, out.decisive)
     ready, unready = initwait.endpoints(ev, svc)
     port, has_port = initwait.target_port(svc, peer.port, _ready_pod(ev, svc))
     ref = Line("object", f"services/{name(svc)}", _describe_service(svc))
