@@ -72,6 +72,10 @@ def obj(ev, kind, name):
     ('botocore.exceptions.EndpointConnectionError: Could not connect to the endpoint URL: '
      '"http://minio-service.kubeflow:9000/mlpipeline?list-type=2&prefix=models%2F&encoding-type=url"',
      "minio-service.kubeflow", 9000),
+    ("requests.exceptions.ConnectionError: HTTPSConnectionPool(host='huggingface.co', port=443): Max retries exceeded "
+     "with url: /api/models/meta-llama/Llama-3.1-8B-Instruct (Caused by NewConnectionError('<urllib3.connection."
+     "HTTPSConnection object at 0x7f2c1b8e2d10>: Failed to establish a new connection: [Errno 101] Network is "
+     "unreachable'))", "huggingface.co", 443),
 ])
 def test_wait_lines_name_the_peer(line, host, port):
     lines = initwait.wait_lines(line + "\n" + line + "\n")
@@ -97,6 +101,10 @@ def test_the_command_names_the_peer_with_env_and_own_namespace_filled_in():
                                     "namespace).svc.cluster.local; do echo waiting for myservice; sleep 2; done"]}
     p = initwait.peers([], initwait.command_text(docs, "shop"), "shop")[0]
     assert (p.service, p.namespace) == ("myservice", "shop")
+    # the training operator's old PyTorchJob worker init container
+    pt = {"command": ["sh", "-c", "until nslookup pytorch-dist-mnist-master-0; do echo waiting for master; sleep 2; done"]}
+    p = initwait.peers(initwait.wait_lines("waiting for master\nwaiting for master\n"), initwait.command_text(pt, "kf"), "kf")
+    assert [(q.service, q.namespace) for q in p] == [("pytorch-dist-mnist-master-0", "kf")]
     ray = {"args": ["ray health-check --address raycluster-head-svc.bt.svc.cluster.local:6379 > /dev/null 2>&1"]}
     p = initwait.peers([], initwait.command_text(ray, "bt"), "bt")[0]
     assert (p.service, p.namespace, p.port) == ("raycluster-head-svc", "bt", 6379)
@@ -392,3 +400,24 @@ def test_an_externalname_service_is_checked_as_the_host_it_names():
     f = finding(edited(PG, alias))
     assert "Service pgvector is an ExternalName alias of pg.prod.example.net" in f.message
     assert "no ready endpoints" not in f.message
+
+
+def test_a_model_download_retrying_an_outside_host_under_default_deny_egress():
+    def hf(ev):
+        c = obj(ev, "Pod", REDIS_POD)["spec"]["initContainers"][0]
+        c["command"] = ["python", "-m", "download_model", "--repo", "meta-llama/Llama-3.1-8B-Instruct"]
+        key = next(k for k in ev.logs if k[1] == REDIS_POD)
+        ev.logs[key] = ("WARNING:urllib3.connectionpool:Retrying (Retry(total=4, connect=None, read=None, redirect=None, "
+                        "status=None)) after connection broken by 'NewConnectionError(\\'<urllib3.connection.HTTPSConnection "
+                        "object at 0x7f2c1b8e2d10>: Failed to establish a new connection: [Errno 110] Connection timed "
+                        "out\\')': /api/models/meta-llama/Llama-3.1-8B-Instruct\n"
+                        "requests.exceptions.ConnectionError: HTTPSConnectionPool(host='huggingface.co', port=443): Max "
+                        "retries exceeded with url: /api/models/meta-llama/Llama-3.1-8B-Instruct\n") * 20
+    f = finding(edited(REDIS, hf))
+    assert "huggingface.co:443" in f.message and "NetworkPolicy default-deny-egress isolates pod" in f.message, f.message
+    # with egress to anywhere (0.0.0.0/0) allowed, the policy is not what stops it
+    def open_egress(ev):
+        hf(ev)
+        obj(ev, "NetworkPolicy", "default-deny-egress")["spec"]["egress"].append({"to": [{"ipBlock": {"cidr": "0.0.0.0/0"}}]})
+    f = finding(edited(REDIS, open_egress))
+    assert "no NetworkPolicy read denies egress to it" in f.message

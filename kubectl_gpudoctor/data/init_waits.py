@@ -39,7 +39,9 @@ WAIT_LINES = (
     r"dial tcp: lookup (?P<host>[\w.-]+)(?: on [\d.:]+)?: (?:no such host|i/o timeout)",
     r"curl: \(\d+\) (?:Failed to connect to (?P<host>[\w.-]+) port (?P<port>\d+)|Could not resolve host: (?P<host2>[\w.-]+))",
     r"Could not connect to the endpoint URL: \"?https?://(?P<host>[\w.-]+)(?::(?P<port>\d+))?",
-    r"HTTPConnectionPool\(host='(?P<host>[^']+)', port=(?P<port>\d+)\)",
+    # urllib3 retries (a model download from the Hugging Face hub or an object store): `HTTPSConnectionPool(host=
+    # 'huggingface.co', port=443): Max retries exceeded with url: …`
+    r"HTTPS?ConnectionPool\(host='(?P<host>[^']+)', port=(?P<port>\d+)\)",
     r"connect (?:ECONNREFUSED|ETIMEDOUT|EHOSTUNREACH) (?P<host>[\d.]+):(?P<port>\d+)",
 )
 

@@ -117,7 +117,8 @@ def _outside(ev, w, peer) -> Why:
     if isinstance(policies, Gap):
         return Why(f"{peer.host} is not a Service of the cluster; NetworkPolicies {policies.needs()}.",
                    "outside host, policies unknown", f"Check that pod {name(ev.pod)} can reach {peer.shown}.")
-    target = netpolicy.Peer(peer.host, "", {}, False, {}, netpolicy.ALL, port=peer.port)
+    # outside the cluster: pod and namespace selectors never match it, only an ipBlock can (its address unknown)
+    target = netpolicy.Peer(peer.host, "", {}, True, {}, port=peer.port)
     v = netpolicy.evaluate(ev.pod, policies, "Egress", target)
     if v.blocked:
         return _blocked_egress(ev, w, v, peer.shown, policies)
