@@ -421,3 +421,15 @@ def test_a_model_download_retrying_an_outside_host_under_default_deny_egress():
         obj(ev, "NetworkPolicy", "default-deny-egress")["spec"]["egress"].append({"to": [{"ipBlock": {"cidr": "0.0.0.0/0"}}]})
     f = finding(edited(REDIS, open_egress))
     assert "no NetworkPolicy read denies egress to it" in f.message
+
+
+def test_a_native_sidecar_is_not_the_init_container_that_waits():
+    pod = {"spec": {"initContainers": [{"name": "istio-proxy", "restartPolicy": "Always"}, {"name": "wait-db"}]},
+           "status": {"conditions": [{"type": "Initialized", "status": "False"}], "initContainerStatuses": [
+               {"name": "istio-proxy", "started": True, "state": {"running": {"startedAt": "2026-12-03T10:00:00Z"}}},
+               {"name": "wait-db", "state": {"running": {"startedAt": "2026-12-03T10:00:05Z"}}}]}}
+    c, _, order, total = initwait.running_init(pod)
+    assert (c["name"], order, total) == ("wait-db", 2, 2)
+    pod["status"]["initContainerStatuses"][1]["state"] = {"terminated": {"exitCode": 0}}
+    pod["status"]["conditions"][0]["status"] = "True"
+    assert initwait.running_init(pod) is None   # initialized: the sidecar running alongside is not waiting
