@@ -15,6 +15,7 @@ KNOWN_SOURCES = (
     "daemonsets", "replicasets", "deployments", "statefulsets", "jobs", "cronjobs", "nvidiadrivers",
     "resourceclaims", "deviceclasses", "resourceslices", "network-attachment-definitions",
     "clusterpolicies", "reservations", "reservationbindings", "resourceclaimtemplates", "namespaces",
+    "services", "endpointslices",
 )
 
 # kind -> source; kinds not listed use the lower-case plural of their kind.

@@ -114,8 +114,9 @@ class Api:
                 req.then(resp)
 
     def _fetch(self, req: Request) -> Response:
-        # a field-selected list (a node's pods, an object's events) is bounded by what it selects: one GET
-        if req.verb == "list" and req.log_key is None and "fieldSelector" not in req.query:
+        # a field-selected list (a node's pods, an object's events) is bounded by what it selects, and a list that
+        # sets its own limit wants that one page (a sample: a Service's pods): one GET
+        if req.verb == "list" and req.log_key is None and "fieldSelector" not in req.query and "limit" not in req.query:
             return self.list(req.path, req.query, req.accept, req.page)
         return self.get(req.path, req.query, req.accept, text=req.log_key is not None)
 

@@ -214,6 +214,20 @@ def job_peer(pod: dict, ns_obj: Optional[dict]) -> Peer:
                 ip=(pod.get("status") or {}).get("podIP"), named_ports=named)
 
 
+def pod_peer(pod: dict, ns_obj: Optional[dict], port: Optional[int], what: str = "", protocol: str = "TCP",
+             labels_only: Optional[Dict[str, str]] = None) -> Peer:
+    """One pod as the other end of a connection on `port`: its labels, namespace labels and IP (a pod not read is
+    given as the labels known to be on it, e.g. a Service's selector, the others unknown)."""
+    ns_labels, known = _ns(namespace(pod) if pod else "", ns_obj)
+    if labels_only is not None:
+        return Peer(what or "the Service's pods", namespace(pod), ns_labels, known, dict(labels_only), ALL,
+                    protocol=protocol, port=port)
+    named = {p["name"]: (p.get("protocol") or "TCP", p.get("containerPort"))
+             for c in containers(pod) for p in c.get("ports") or [] if p.get("name")}
+    return Peer(what or f"pod {name(pod)}", namespace(pod), ns_labels, known, dict(labels(pod)),
+                ip=(pod.get("status") or {}).get("podIP"), protocol=protocol, port=port, named_ports=named)
+
+
 def dns_peer(ns_obj: Optional[dict]) -> Peer:
     ns_labels, known = _ns("kube-system", ns_obj)
     return Peer("DNS (kube-dns in kube-system, UDP 53)", "kube-system", ns_labels, known, dict(DNS_LABELS),

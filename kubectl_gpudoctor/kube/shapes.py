@@ -109,7 +109,16 @@ WORKLOAD = {**_META, "spec.replicas": "count", "spec.selector": "map", "spec.tem
 # A discovery document (GET /apis/<group>) has no metadata: its name says which group is served.
 API_GROUP = {"name": "str", "versions": "list", "versions[]": "map", "preferredVersion": "map",
              "preferredVersion.version": "str"}
-SCHEMAS = {"Pod": POD, "Node": NODE, "Event": EVENT, "APIGroup": API_GROUP,
+# The Service and EndpointSlices a waiting init container dials (rules/init/waiting.py).
+SERVICE = {**_META, "spec.type": "str", "spec.externalName": "str", "spec.clusterIP": "str", "spec.clusterIPs": "list", "spec.clusterIPs[]": "str",
+           "spec.selector": "map", "spec.selector{}": "str", "spec.ports": "list", "spec.ports[]": "map",
+           "spec.ports[].port": "int32", "spec.ports[].targetPort": "scalar", "spec.ports[].protocol": "str",
+           "spec.ports[].name": "str"}
+ENDPOINT_SLICE = {**_META, "endpoints": "list", "endpoints[]": "map", "endpoints[].conditions": "map",
+                  "endpoints[].conditions.ready": "bool", "endpoints[].addresses": "list",
+                  "endpoints[].addresses[]": "str", "endpoints[].targetRef": "map"}
+SCHEMAS = {"Pod": POD, "Node": NODE, "Event": EVENT, "APIGroup": API_GROUP, "Service": SERVICE,
+           "EndpointSlice": ENDPOINT_SLICE,
            **{k: WORKLOAD for k in ("Deployment", "ReplicaSet", "StatefulSet", "DaemonSet", "Job", "CronJob")}}
 # Built-in kinds reach us through the API server's conversion, which bounds their nesting; anything else
 # (custom resources, unknown kinds) is walked whole for depth and refused numbers.

@@ -6,7 +6,7 @@ from .order import PHASES  # noqa: F401
 from .workload import creation_rejected, job_failed  # noqa: F401
 from .scheduling import resources, nodes, reservation, claims, capacity, queues, dra_driver  # noqa: F401
 from .creation import references, kubelet, gpu_runtime  # noqa: F401
-from .init import containers  # noqa: F401
+from .init import containers, waiting  # noqa: F401
 from .crash import exits, backoff, gpu, cuda, host, app, fabric, gpu_health  # noqa: F401
 from .eviction import evicted, deadline  # noqa: F401
 from .network import pod_network, rdma  # noqa: F401

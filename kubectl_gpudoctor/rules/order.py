@@ -38,6 +38,7 @@ RULE_ORDER = (
     "device-allocation-failed",
     # init
     "init-container-failing",
+    "init-container-waiting",
     "driver-kernel-mismatch",
     # crash: how the container exited, then GPU, CUDA, host and application causes
     "oom-killed",

@@ -12,6 +12,7 @@ from ...data.signatures_init import NVIDIA_BUILD_LOG
 from ...record import replace
 from ...kube.objects import annotations, condition, containers, controller_of, labels, meta, name, spec, status
 from .._common import scheduled, status_line
+from . import waiting
 from ..registry import RULES, SPECIFIC, Hit, Line, rule
 
 TAIL_LINES = 5
@@ -61,10 +62,22 @@ def init_container_failing(ev):
     rid, crash = _explained_by(ev, c, cs)
     why = f"; {rid} explains it: {(crash.summary or crash.message.split('. ')[0]).rstrip('.')}" if crash else ""
     lines = [status_line(c["name"], fld, rec)] + _tail(ev, c["name"])
-    return Hit(head + why + ". The app containers cannot start until it succeeds.", lines,
-               values={"container": c["name"], "cause": rid or how}, fix=_crash_fix(rid, crash),
-               severity="warning" if running else None, summary=head + (f" ({rid})" if rid else ""),
+    # A wait that gives up (wait-for-it --strict, a client's retries): the peer it dialed, and why it did not answer
+    peer = waiting.failed_run_peer(ev, c, cs) if rid in WAIT_CAUSES else None
+    dialed = f" It waited for {peer[0].shown}: {peer[1].says}" if peer else ""
+    decisive = peer is not None and peer[1].decisive
+    return Hit(head + why + ". The app containers cannot start until it succeeds." + dialed,
+               lines + (peer[1].lines if peer else []),
+               values={"container": c["name"], "cause": rid or how},
+               fix=peer[1].fix if decisive else _crash_fix(rid, crash),
+               snippet=(peer[1].snippet or None) if decisive else None, edits=peer[1].edits if decisive else None,
+               severity="warning" if running else None,
+               summary=head + (f" ({rid})" if rid else "") + (f": {peer[1].short}" if decisive else ""),
                next=[f"kubectl logs {name(ev.pod)} -n {ev.target.namespace} -c {c['name']} --previous --tail={ev.tail_lines}"])
+
+
+# Causes of a failed init run that a peer's state may explain further (connection failures, an unclassified exit).
+WAIT_CAUSES = (None, "dependency-unreachable", "app-error")
 
 
 def _explained_by(ev, c, cs) -> Tuple[Optional[str], Optional[Hit]]:
