@@ -6,8 +6,9 @@ from __future__ import annotations
 import re
 from typing import Optional, Tuple
 
+from .data import kserve_storage as ks
 from .kube.objects import controller_of, name
-from .kube.owners import FixTarget, chart_of, injected, kueue_queue
+from .kube.owners import FixTarget, chart_of, injected, kueue_queue, resource_of
 
 _CONTAINER_HEAD = re.compile(r"^# container (?P<c>[a-z0-9]([-a-z0-9.]*[a-z0-9])?)(?P<rest>(?::| |$).*)$")
 _POD_HEAD = re.compile(r"^# pod (?:spec|\S+ \(spec\))(?P<rest>.*)$")
@@ -37,6 +38,10 @@ def place(ft: Optional[FixTarget], fix: str, snippet: str, container: Optional[s
     "pod" or "container"), or its snippet is a fragment of one."""
     if ft is None:
         return fix, snippet
+    if container == ks.NAME and ft.storage is not None:   # KServe's injected download: configured elsewhere
+        text, commands = storage_where(ft)
+        keep = snippet and ks.NAME not in snippet and not _CONTAINER_HEAD.match(snippet.split("\n")[0])
+        return (fix or "").rstrip() + " " + text, (snippet if keep else commands)
     container = container or next((c.get("name") for c in (ft.pod.get("spec") or {}).get("containers") or []), None)
     snippet = _headed(snippet, container)
     lines, first, pod_level, kind, in_container = [], None, False, edits, False
@@ -136,3 +141,57 @@ def where(ft: FixTarget, container: Optional[str] = None) -> str:
                 f"(`kubectl get {resource} {top}{scope} -o yaml > {top}.yaml`), make the change there, then re-create "
                 f"it (`kubectl replace --force -f {top}.yaml`).{queued}")
     return (f"Where: {at}{known} — not the pod, which {ft.top.kind} re-creates from it: `{ft.edit_command()}`.")
+
+
+def storage_where(ft: FixTarget) -> Tuple[str, str]:
+    """(one paragraph, commands) for KServe's storage-initializer: not the pod template (KServe's webhook adds it), but
+    the InferenceService's storageUri and the ServiceAccount whose Secrets KServe hands it (data/kserve_storage.py)."""
+    st, ns, pod = ft.storage, ft.namespace, name(ft.pod)
+    isvc, comp = st.isvc, st.path.split(".")[1].split("'")[0]
+    res = resource_of(isvc)[0]
+    keys, needs = ks.SCHEMES.get(st.scheme, ((), ""))
+    needs = needs.format(prefix=st.prefix)
+    sa_field = f"spec.{comp}.serviceAccountName"
+    told = (f"{isvc.what}'s {sa_field} names it" if st.account_set else f"{isvc.what} sets no {sa_field}, so "
+            f"{st.operator} read `default`")
+    text = (f"Where: not in the pod template — {st.operator}'s webhook adds init container {ks.NAME} to download "
+            f"{st.uri or 'its model'} ({isvc.what}, {st.path}), with credentials only from the Secrets that ServiceAccount "
+            f"{st.account} lists ({told}); an env var on the model container does not reach it.")
+    again = f"then delete the pod so that the webhook injects it again (`kubectl delete pod {pod} -n {ns}`)"
+    if not keys:   # pvc://, oci://, a public URL: nothing to authenticate, the URI itself is what to fix
+        return text + f" Fix the URI: `kubectl edit {res} {isvc.name} -n {ns}`.", ""
+    if st.blank:
+        env, ann = st.blank[0]
+        secret = st.attached[0][0] if st.attached else None
+        on = f"Secret {secret}" if secret else f"ServiceAccount {st.account}"
+        kind = "secret" if secret else "serviceaccount"
+        return text + (f" {env} is empty: {st.operator} sets it from annotation {st.prefix}/{ann} on {on}; set it there, "
+                       f"{again}."), (f"kubectl annotate {kind} {secret or st.account} -n {ns} "
+                                      f"{st.prefix}/{ann}=<endpoint host:port> --overwrite")
+    if st.attached:
+        names = ", ".join(sorted({s for s, _ in st.attached}))
+        return text + (f" {st.operator} passed it Secret {names} through that account: fix the credentials in it (keys "
+                       f"{', '.join(keys)}; {needs}), {again}."), ""
+    secret, key = st.candidates[0] if st.candidates else ("storage-config", keys[0])
+    have = (f"Secret {secret} (container {_reader(ft, secret)} reads it)" if st.candidates else
+            f"a Secret, e.g. {secret} as KServe's docs name it,")
+    renamed = f" under key {keys[0]} ({st.operator} reads no other key; {secret} holds it as {key})" \
+        if st.candidates and key not in keys else f" with key {', '.join(keys)}"
+    patch = f"kubectl patch serviceaccount {{sa}} -n {ns} -p '{{{{\"secrets\":[{{{{\"name\":\"{secret}\"}}}}]}}}}'"
+    if st.account_set:
+        return text + (f" List {have}{renamed} in ServiceAccount {st.account}'s secrets, {again}."), \
+            patch.format(sa=st.account) + f"\nkubectl delete pod {pod} -n {ns}"
+    sa = f"{isvc.name}-storage"
+    commands = "\n".join([f"kubectl create serviceaccount {sa} -n {ns}", patch.format(sa=sa),
+                          f"kubectl patch {res} {isvc.name} -n {ns} --type=merge -p "
+                          f"'{{\"spec\":{{\"{comp}\":{{\"serviceAccountName\":\"{sa}\"}}}}}}'"])
+    managed = f" ({isvc.what} comes from {ft.manager[0]} {ft.manager[1]}: set {sa_field} there)" if ft.manager else ""
+    return text + (f" Give the {comp} a ServiceAccount that lists {have}{renamed}, and name it in {sa_field}"
+                   f"{managed}: its new pod gets the token."), commands
+
+
+def _reader(ft: FixTarget, secret: str) -> str:
+    for c in (ft.pod.get("spec") or {}).get("containers") or []:
+        if any(((e.get("valueFrom") or {}).get("secretKeyRef") or {}).get("name") == secret for e in c.get("env") or []):
+            return c.get("name") or "?"
+    return "?"

@@ -241,3 +241,74 @@ def test_a_kueue_job_is_re_created_and_queued_again():
     pod = _pod("ft-x2x9q", {"batch.kubernetes.io/job-name": "ft"}, _ref("Job", "ft", "batch/v1"))
     fix, _ = place(fix_target(_ev(pod, job), pod), "Raise its memory limit.", "# container main\nresources: {}", "main")
     assert "kubectl replace --force -f ft.yaml" in fix and "LocalQueue team-a" in fix, fix
+
+
+def _kserve_pod(account="default", init_env=None, model_env=None, ann=None):
+    """A KServe predictor pod as KServe's pod mutator leaves it: its storage-initializer (not in any template) downloads
+    the storageUri; the model container may read a token Secret of its own (kserve/website#482)."""
+    pod = _pod("llm-predictor-6c9d9b8f7-zq5lm", {"serving.kserve.io/inferenceservice": "llm", "component": "predictor"},
+               _ref("ReplicaSet", "llm-predictor-6c9d9b8f7", "apps/v1"), containers=("kserve-container",),
+               init=("storage-initializer",), env=model_env, annotations=ann)
+    init = pod["spec"]["initContainers"][0]
+    init.update(image="kserve/storage-initializer:v0.14.1", args=["hf://meta-llama/meta-llama-3-8b-instruct", "/mnt/models"])
+    if init_env:
+        init["env"] = init_env
+    pod["spec"]["serviceAccountName"] = account
+    return pod
+
+
+def _isvc(account=None, uri="hf://meta-llama/meta-llama-3-8b-instruct"):
+    predictor = {"model": {"modelFormat": {"name": "huggingface"}, "storageUri": uri}}
+    if account:
+        predictor["serviceAccountName"] = account
+    return {"apiVersion": "serving.kserve.io/v1beta1", "kind": "InferenceService",
+            "metadata": {"name": "llm", "namespace": "ml"}, "spec": {"predictor": predictor}}
+
+
+HF_ENV = [{"name": "HF_TOKEN", "valueFrom": {"secretKeyRef": {"name": "hf-secret", "key": "HF_TOKEN"}}}]
+
+
+def test_kserve_storage_initializer_fix_points_at_the_inferenceservice_and_its_service_account():
+    """Issue 19: the injected storage-initializer is in no template; its token comes from the Secrets of the
+    ServiceAccount spec.predictor.serviceAccountName names, so the fix names those, never the container."""
+    from kubectl_gpudoctor.fixes import place
+    pod = _kserve_pod(model_env=HF_ENV)
+    fix, snippet = place(fix_target(_ev(pod, _isvc()), pod), "Give it an HF_TOKEN.", "", "storage-initializer")
+    assert "InferenceService llm, spec.predictor.model.storageUri" in fix, fix
+    assert "Secret hf-secret (container kserve-container reads it) with key HF_TOKEN" in fix, fix
+    assert "sets no spec.predictor.serviceAccountName" in fix and "pod template of" not in fix, fix
+    assert snippet.splitlines() == [
+        "kubectl create serviceaccount llm-storage -n ml",
+        "kubectl patch serviceaccount llm-storage -n ml -p '{\"secrets\":[{\"name\":\"hf-secret\"}]}'",
+        "kubectl patch inferenceservice llm -n ml --type=merge -p "
+        "'{\"spec\":{\"predictor\":{\"serviceAccountName\":\"llm-storage\"}}}'"], snippet
+
+
+def test_kserve_storage_initializer_with_an_account_and_a_wrongly_keyed_secret():
+    """A named ServiceAccount: the Secret goes in its list (one patch, then a new pod); a Secret keyed `token` must
+    carry HF_TOKEN, the only key KServe's hf credentials read (pkg/credentials/hf)."""
+    from kubectl_gpudoctor.fixes import place
+    env = [{"name": "HF_TOKEN", "valueFrom": {"secretKeyRef": {"name": "hf", "key": "token"}}}]
+    pod = _kserve_pod(account="llm-sa", model_env=env)
+    fix, snippet = place(fix_target(_ev(pod, _isvc("llm-sa")), pod), "Give it an HF_TOKEN.", "", "storage-initializer")
+    assert "InferenceService llm's spec.predictor.serviceAccountName names it" in fix, fix
+    assert "under key HF_TOKEN (KServe reads no other key; hf holds it as token)" in fix, fix
+    assert snippet.splitlines()[0] == "kubectl patch serviceaccount llm-sa -n ml -p '{\"secrets\":[{\"name\":\"hf\"}]}'"
+
+
+def test_kserve_storage_initializer_secrets_already_injected_or_settings_left_blank():
+    from kubectl_gpudoctor.fixes import place
+    s3 = [{"name": "AWS_ACCESS_KEY_ID", "valueFrom": {"secretKeyRef": {"name": "s3creds", "key": "AWS_ACCESS_KEY_ID"}}},
+          {"name": "S3_ENDPOINT", "value": ""}]
+    pod = _kserve_pod(account="kserve-sa", init_env=s3)
+    ev = _ev(pod, _isvc("kserve-sa", "s3://models/llama"))
+    fix, snippet = place(fix_target(ev, pod), "Fix its credentials.", "", "storage-initializer")
+    assert "S3_ENDPOINT is empty: KServe sets it from annotation serving.kserve.io/s3-endpoint on Secret s3creds" in fix
+    assert snippet.startswith("kubectl annotate secret s3creds -n ml serving.kserve.io/s3-endpoint="), snippet
+    pod["spec"]["initContainers"][0]["env"] = s3[:1]
+    fix, snippet = place(fix_target(ev, pod), "Fix its credentials.", "", "storage-initializer")
+    assert "KServe passed it Secret s3creds through that account" in fix and f"kubectl delete pod {pod['metadata']['name']}" in fix
+    # the model container itself is still the InferenceService's spec.predictor.model
+    fix, _ = place(fix_target(ev, pod), "Raise its memory limit.", "# container kserve-container\nresources: {}",
+                   "kserve-container")
+    assert "InferenceService llm, spec.predictor.model" in fix and "storageUri" not in fix, fix
