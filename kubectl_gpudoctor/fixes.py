@@ -195,3 +195,29 @@ def _reader(ft: FixTarget, secret: str) -> str:
         if any(((e.get("valueFrom") or {}).get("secretKeyRef") or {}).get("name") == secret for e in c.get("env") or []):
             return c.get("name") or "?"
     return "?"
+
+
+def generated_fix(ft: Optional[FixTarget], kind: str, ref: str) -> Optional[Tuple[str, str]]:
+    """(fix, commands) for a missing object the pod's operator generates (kube/owners.py GENERATED): its plugin in the
+    owner's spec and re-creating the owner, not a hand-made copy that the controller neither fills nor owns."""
+    from .kube.owners import generated
+    gen = generated(ft, kind, ref)
+    if gen is None:
+        return None
+    owner, ns = gen.owner, ft.namespace
+    res, what = resource_of(owner)[0], f"Volcano {gen.owner.what}" if owner.group == "batch.volcano.sh" else owner.what
+    plugins = (owner.obj or {}).get("spec", {}).get("plugins") if owner.obj is not None else None
+    listed = ("" if plugins is None else f" (now: {', '.join(sorted(plugins)) or 'none'})")
+    lists = plugins is None or gen.plugin in (plugins or {})
+    why = ("Its controller (vc-controller-manager) did not create it: read its log for this job, then re-create the "
+           "job so that its plugins run again" if lists else
+           f"spec.plugins does not list {gen.plugin}{listed}, yet the pods mount it: add `{gen.plugin}: []` there "
+           f"and re-create the job")
+    text = (f"Do not create {kind} {ref} by hand: the {gen.plugin} plugin of {what} generates it ({gen.holds}) "
+            f"from its spec.plugins{listed if lists else ''}. {why} — a Volcano Job's pods are not re-made "
+            f"from an edit: save it (`kubectl get {res} {owner.name} -n {ns} -o yaml > {owner.name}.yaml`), then "
+            f"`kubectl replace --force -f {owner.name}.yaml`.")
+    commands = "\n".join([f"kubectl get {res} {owner.name} -n {ns} -o jsonpath='{{.spec.plugins}}'",
+                          f"kubectl get {res} {owner.name} -n {ns} -o yaml > {owner.name}.yaml",
+                          f"kubectl replace --force -f {owner.name}.yaml"])
+    return text, commands

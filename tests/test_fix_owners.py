@@ -312,3 +312,32 @@ def test_kserve_storage_initializer_secrets_already_injected_or_settings_left_bl
     fix, _ = place(fix_target(ev, pod), "Raise its memory limit.", "# container kserve-container\nresources: {}",
                    "kserve-container")
     assert "InferenceService llm, spec.predictor.model" in fix and "storageUri" not in fix, fix
+
+
+def _volcano(plugins):
+    job = {"apiVersion": "batch.volcano.sh/v1alpha1", "kind": "Job", "metadata": {"name": "train", "namespace": "ml"},
+           "spec": {"schedulerName": "volcano", "plugins": plugins, "tasks": [{"name": "worker", "replicas": 2}]}}
+    pod = _pod("train-worker-0", {"volcano.sh/job-name": "train", "volcano.sh/task-spec": "worker"},
+               _ref("Job", "train", "batch.volcano.sh/v1alpha1"))
+    return pod, job
+
+
+@pytest.mark.parametrize("plugins,kind,ref,says", [
+    ({"env": [], "svc": []}, "ConfigMap", "train-svc", "from its spec.plugins (now: env, svc). Its controller"),
+    ({"ssh": []}, "Secret", "train-ssh", "the ssh plugin of Volcano Job train generates it"),
+    ({"env": []}, "ConfigMap", "train-svc", "spec.plugins does not list svc (now: env), yet the pods mount it"),
+    ({"svc": []}, "ConfigMap", "train-config", None),   # the user's own ConfigMap: create it
+    ({"svc": []}, "Secret", "train-svc", None),
+])
+def test_a_volcano_plugins_object_is_generated_not_created_by_hand(plugins, kind, ref, says):
+    """Issue 19: `configmap "<job>-svc" not found` (volcano-sh/volcano#1894) is the svc plugin's, made by the Volcano
+    controller: the fix names the Volcano Job's spec.plugins and re-creating the job, never `kubectl create`."""
+    from kubectl_gpudoctor.fixes import generated_fix
+    pod, job = _volcano(plugins)
+    got = generated_fix(fix_target(_ev(pod, job), pod), kind, ref)
+    if says is None:
+        assert got is None
+        return
+    fix, commands = got
+    assert says in fix and f"Do not create {kind} {ref} by hand" in fix, fix
+    assert commands.splitlines()[-1] == "kubectl replace --force -f train.yaml" and "create" not in commands

@@ -508,3 +508,36 @@ def storage_init(pod: dict, chain: List[Link]) -> Optional[StorageInit]:
                        account_set=bool(section.get("serviceAccountName")) if isvc.obj is not None
                        else account != "default",
                        attached=attached, candidates=candidates, blank=blank)
+
+
+# --- objects an operator generates for its workload ---------------------------------------------------------------
+
+# (owner's API group, owner kind, generated kind, name suffix after the owner's name, the plugin that makes it, what
+# it holds). Volcano's job plugins (volcano-sh/volcano pkg/controllers/job/plugins; docs "job plugins"): svc writes
+# ConfigMap `<job>-svc` (the tasks' host files, mounted at /etc/volcano) and a headless Service, ssh a Secret
+# `<job>-ssh` (a ConfigMap before v1.1) with the key pair. vc-controller-manager creates them when the Job starts:
+# a pod that waits for one waits on the controller, not on the user (volcano-sh/volcano#1894).
+GENERATED = (
+    ("batch.volcano.sh", "Job", "ConfigMap", "-svc", "svc", "the tasks' host files, mounted at /etc/volcano"),
+    ("batch.volcano.sh", "Job", "Secret", "-ssh", "ssh", "the tasks' SSH key pair"),
+    ("batch.volcano.sh", "Job", "ConfigMap", "-ssh", "ssh", "the tasks' SSH key pair"),
+)
+
+
+@record
+class Generated:
+    """An object the pod's operator creates for it: never created by hand."""
+    owner: Link
+    plugin: str
+    holds: str
+
+
+def generated(ft: Optional[FixTarget], kind: str, ref: str) -> Optional[Generated]:
+    """The operator-made object `kind ref` is, for this pod's chain (a Volcano Job's `<job>-svc`), or None."""
+    if ft is None:
+        return None
+    for group, owner_kind, gen_kind, suffix, plugin, holds in GENERATED:
+        for link in ft.chain:
+            if (link.group, link.kind) == (group, owner_kind) and kind == gen_kind and ref == link.name + suffix:
+                return Generated(owner=link, plugin=plugin, holds=holds)
+    return None
