@@ -100,8 +100,9 @@ def _headed(snippet: str, container: Optional[str]) -> str:
     return snippet
 
 
-def where(ft: FixTarget, container: Optional[str] = None) -> str:
-    """One sentence: the object to change, how (kubectl edit, Helm values, Git) and why not the pod."""
+def where(ft: FixTarget, container: Optional[str] = None, at: Optional[str] = None, pods: bool = True) -> str:
+    """One sentence: the object to change, how (kubectl edit, Helm values, Git) and why not the pod. `at` names the
+    place when the caller knows the field; `pods` is false for a workload whose pods admission never let exist."""
     ns, pod = ft.namespace, name(ft.pod)
     if ft.bare:
         return (f"Pod {pod} has no controller and a running pod's spec cannot be changed in place: save it "
@@ -115,7 +116,7 @@ def where(ft: FixTarget, container: Optional[str] = None) -> str:
         return (f"Where: not in {added.what}'s pod template — container {container} is not there, so a mutating "
                 f"admission webhook added it when the pod was created{named}. Change what that webhook injects (its "
                 f"operator's configuration or the annotations it reads on {ft.top.what}), not the template.")
-    at = ft.place(container)
+    at = at or ft.place(container)
     known = f" ({ft.top.what} named by the pod's owner references and labels, not read)" if ft.known_by_reference \
         else ""
     tool = ft.manager
@@ -140,7 +141,27 @@ def where(ft: FixTarget, container: Optional[str] = None) -> str:
         return (f"Where: {at}{known}, not the pod. A {ft.top.kind}'s pod template is fixed once it runs: save it "
                 f"(`kubectl get {resource} {top}{scope} -o yaml > {top}.yaml`), make the change there, then re-create "
                 f"it (`kubectl replace --force -f {top}.yaml`).{queued}")
+    if not pods:
+        return (f"Where: {at}{known}: `{ft.edit_command()}`; its controller retries creating the pods on its own once "
+                f"admission accepts them.")
     return (f"Where: {at}{known} — not the pod, which {ft.top.kind} re-creates from it: `{ft.edit_command()}`.")
+
+
+def workload_target(ev, wl: dict) -> FixTarget:
+    """Where a change to a workload's pod template goes: the workload itself, or the top of its own controller chain
+    (an InferenceService above its Deployment, a CronJob above its Job)."""
+    from .kube.owners import Link, management, owner_chain
+    chain = owner_chain(ev, wl)
+    top = chain[-1] if chain else Link(wl.get("kind") or "", name(wl), wl.get("apiVersion") or "v1", wl)
+    return FixTarget(pod=wl, top=top, chain=chain, manager=management(chain[::-1], wl))
+
+
+def template_field(ft: FixTarget, field: Optional[str]) -> str:
+    """`StatefulSet train, spec.template.spec.runtimeClassName`: a pod-template field inside the object to edit."""
+    path = ft.pod_path()
+    if path is None:
+        return f"the pod template of {ft.top.what}" + (f", field {field}" if field else "")
+    return f"{ft.top.what}, {path}" + (f".{field}" if field else "")
 
 
 def storage_where(ft: FixTarget) -> Tuple[str, str]:

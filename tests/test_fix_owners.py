@@ -341,3 +341,53 @@ def test_a_volcano_plugins_object_is_generated_not_created_by_hand(plugins, kind
     fix, commands = got
     assert says in fix and f"Do not create {kind} {ref} by hand" in fix, fix
     assert commands.splitlines()[-1] == "kubectl replace --force -f train.yaml" and "create" not in commands
+
+
+def _rejected(kind, api, labels=None, owner=None, template=None, message=None):
+    """A workload whose FailedCreate event says admission refused its pods (wording: data/admission_messages.py)."""
+    meta = {"name": "llm-worker", "namespace": "ml", "uid": "u-wl", "labels": labels or {}}
+    if owner:
+        meta["ownerReferences"] = [dict(owner, controller=True, uid="u-" + owner["name"])]
+    tmpl = template or {"spec": {"runtimeClassName": "nvidia-cdi",
+                                 "containers": [{"name": "vllm", "image": "vllm/vllm-openai:v0.6.3"}]}}
+    wl = {"apiVersion": api, "kind": kind, "metadata": meta, "spec": {"replicas": 2, "template": tmpl},
+          "status": {"replicas": 0, "readyReplicas": 0}}
+    event = {"apiVersion": "v1", "kind": "Event", "type": "Warning", "reason": "FailedCreate", "count": 24,
+             "metadata": {"name": "llm-worker.17f", "namespace": "ml"},
+             "involvedObject": {"kind": kind, "name": "llm-worker", "namespace": "ml", "uid": "u-wl"},
+             "lastTimestamp": "2026-12-01T10:19:33Z",
+             "message": message or 'create Pod llm-worker-0 in StatefulSet llm-worker failed error: pods "llm-worker-0" '
+                                   'is forbidden: pod rejected: RuntimeClass "nvidia-cdi" not found'}
+    ev = Evidence(target=Target(kind, "llm-worker", "ml"))
+    for o in (wl, event):
+        ev.add(o)
+    ev.sources = {"events"}
+    return ev
+
+
+@pytest.mark.parametrize("kind,api,labels,owner,says", [
+    ("StatefulSet", "apps/v1", {}, None,
+     "Where: StatefulSet llm-worker, spec.template.spec.runtimeClassName: `kubectl edit statefulset llm-worker -n ml`"),
+    ("Job", "batch/v1", {}, None,   # a Job's template is immutable: saved, changed and re-created
+     "Where: Job llm-worker, spec.template.spec.runtimeClassName, not the pod. A Job's pod template is fixed"),
+    ("StatefulSet", "apps/v1", {"app.kubernetes.io/managed-by": "Helm", "app.kubernetes.io/instance": "llm"}, None,
+     "It belongs to Helm release llm"),
+    ("Deployment", "apps/v1", {"serving.kserve.io/inferenceservice": "llm", "component": "predictor"},
+     _ref("InferenceService", "llm", "serving.kserve.io/v1beta1"),
+     "Where: InferenceService llm, spec.predictor.runtimeClassName (InferenceService llm named by"),
+])
+def test_rejected_pods_fix_names_the_workload_its_field_and_the_command(kind, api, labels, owner, says):
+    """Issue 19: the umbrella pod-creation-rejected fix said "the pod template"; it names the object, the field path
+    inside it and how to change it."""
+    from kubectl_gpudoctor.rules.workload.creation_rejected import pod_creation_rejected
+    hit = pod_creation_rejected(_rejected(kind, api, labels, owner))
+    assert hit.cause == "runtimeclass-not-found"
+    assert says in hit.fix and "in the pod template of " in hit.fix, hit.fix
+
+
+def test_rejected_pods_fix_names_the_container_whose_requests_the_quota_refuses():
+    from kubectl_gpudoctor.rules.workload.creation_rejected import pod_creation_rejected
+    msg = ('Error creating: pods "llm-worker-7f9c6d5b8-" is forbidden: failed quota: gpu-quota: must specify '
+           'limits.nvidia.com/gpu')
+    hit = pod_creation_rejected(_rejected("StatefulSet", "apps/v1", message=msg))
+    assert "StatefulSet llm-worker, spec.template.spec.containers[name=vllm].resources" in hit.fix, hit.fix
