@@ -7,7 +7,7 @@ import re
 from typing import Optional, Tuple
 
 from .data import kserve_storage as ks
-from .kube.objects import controller_of, name
+from .kube.objects import controller_of, name, spec
 from .kube.owners import FixTarget, chart_of, injected, kueue_queue, resource_of
 
 _CONTAINER_HEAD = re.compile(r"^# container (?P<c>[a-z0-9]([-a-z0-9.]*[a-z0-9])?)(?P<rest>(?::| |$).*)$")
@@ -20,6 +20,14 @@ _CONTAINER_KEYS = ("resources", "env", "envFrom", "volumeMounts", "startupProbe"
 _POD_KEYS = ("tolerations", "affinity", "nodeSelector", "volumes", "runtimeClassName", "imagePullSecrets",
              "schedulingGates", "hostIPC", "priorityClassName", "initContainers")
 _KEY = re.compile(r"^([A-Za-z]+):(?:\s|$)")
+# Fixes whose words say they change the pod's spec, from rules that set no `edits`: "Give container X an HF_TOKEN",
+# "Raise spec.activeDeadlineSeconds of the pod template", "give the pod registry credentials", and the alternative
+# "(or fix the reference in container X)".
+_NAME = r"[a-z0-9](?:[-a-z0-9.]*[a-z0-9])?"
+_SAYS_CONTAINER = re.compile(rf"^(?:Give|Set|Add|Mount|Raise|Lower) (?:init )?container (?P<c>{_NAME})\b")
+_SAYS_FIELD = re.compile(r"\bspec\.(?P<k>[A-Za-z]+) of the pod template\b")
+_SAYS_POD = re.compile(r"\bgive the pod registry credentials\b")
+_REFERENCE = re.compile(rf"\bfix the reference in (?:container (?P<c>{_NAME})|volume (?P<v>{_NAME}))(?=[);,.]|$)")
 
 
 def recreate_values(ft: Optional[FixTarget]) -> dict:
@@ -59,12 +67,33 @@ def place(ft: Optional[FixTarget], fix: str, snippet: str, container: Optional[s
             line = ft.renamed(key.group(1)) + line[len(key.group(1)):]
         lines.append(line)
     edits = bool(kind or first or pod_level)
+    if not edits:
+        said = _said(ft, fix or "")
+        if said:
+            return said, snippet
     if not edits and not _POD_SPEC.search(fix or ""):
         return fix, snippet
     if not ft.bare:
         fix = _POD_SPEC.sub(lambda m: f"the pod template of {ft.top.what}", fix or "")
     at = first or (None if pod_level or kind == "pod" else container)
     return (fix or "").rstrip() + " " + where(ft, at), "\n".join(lines)
+
+
+def _said(ft: FixTarget, fix: str) -> Optional[str]:
+    """The fix with where its change goes, when its words say it changes the pod's spec (see _SAYS_*); else None."""
+    names = {c.get("name") for part in ("containers", "initContainers") for c in spec(ft.pod).get(part) or []}
+    c = _SAYS_CONTAINER.match(fix)
+    if c and c.group("c") in names:
+        return fix.rstrip() + " " + where(ft, c.group("c"))
+    f = _SAYS_FIELD.search(fix)
+    if f or _SAYS_POD.search(fix):
+        at = None if ft.bare else template_field(ft, f.group("k") if f else "imagePullSecrets")
+        return fix.rstrip() + " " + where(ft, at=at)
+    r = _REFERENCE.search(fix)
+    if r and not ft.bare and (r.group("c") in names or r.group("v")):
+        at = None if r.group("c") else template_field(ft, f"volumes[name={r.group('v')}]")
+        return fix.rstrip() + " " + where(ft, r.group("c"), at=at)
+    return None
 
 
 WIDTH = 72   # a snippet is shown indented under its finding: its comment lines fit an 80-column terminal

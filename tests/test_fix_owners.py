@@ -391,3 +391,32 @@ def test_rejected_pods_fix_names_the_container_whose_requests_the_quota_refuses(
            'limits.nvidia.com/gpu')
     hit = pod_creation_rejected(_rejected("StatefulSet", "apps/v1", message=msg))
     assert "StatefulSet llm-worker, spec.template.spec.containers[name=vllm].resources" in hit.fix, hit.fix
+
+
+@pytest.mark.parametrize("fix,want", [
+    ("Give container fetch an HF_TOKEN from a Secret, for an account granted the model.",
+     "Where: StatefulSet sd, spec.template.spec.initContainers[name=fetch] — not the pod"),
+    ("Raise spec.activeDeadlineSeconds of the pod template (or remove it).",
+     "Where: StatefulSet sd, spec.template.spec.activeDeadlineSeconds — not the pod"),
+    ("Check that the image exists and give the pod registry credentials: an imagePullSecret.",
+     "Where: StatefulSet sd, spec.template.spec.imagePullSecrets — not the pod"),
+    ("Create Secret hf in namespace ml (or fix the reference in container main); values are never shown here.",
+     "Where: StatefulSet sd, spec.template.spec.containers[name=main] — not the pod"),
+    ("Create ConfigMap c in namespace ml (or fix the reference in volume cfg); values are never shown here.",
+     "Where: StatefulSet sd, spec.template.spec.volumes[name=cfg] — not the pod"),
+    ("Give container ghost an HF_TOKEN.", None),   # not a container of the pod: nothing to place
+    ("Put a valid read token into Secret hf, then delete the pod to retry now.", None),   # changes no spec
+])
+def test_a_fix_whose_words_change_the_pod_names_the_owner(fix, want):
+    """Issue 19: rules that set no `edits` but whose fix changes the pod (a token for an init container, a template
+    field, registry credentials, a reference) name the owner, its field path and the command."""
+    from kubectl_gpudoctor.fixes import place
+    sts = {"apiVersion": "apps/v1", "kind": "StatefulSet", "metadata": {"name": "sd", "namespace": "ml"},
+           "spec": {"template": {"spec": {"containers": [{"name": "main", "image": "img"}],
+                                          "initContainers": [{"name": "fetch", "image": "img"}]}}}}
+    pod = _pod("sd-0", {"app": "sd"}, _ref("StatefulSet", "sd", "apps/v1"), init=("fetch",))
+    got, _ = place(fix_target(_ev(pod, sts), pod), fix, "", None)
+    if want is None:
+        assert got == fix
+    else:
+        assert got.startswith(fix) and want in got and "`kubectl edit statefulset sd -n ml`" in got, got
