@@ -27,6 +27,8 @@ _NAME = r"[a-z0-9](?:[-a-z0-9.]*[a-z0-9])?"
 _SAYS_CONTAINER = re.compile(rf"^(?:Give|Set|Add|Mount|Raise|Lower) (?:init )?container (?P<c>{_NAME})\b")
 _SAYS_FIELD = re.compile(r"\bspec\.(?P<k>[A-Za-z]+) of the pod template\b")
 _SAYS_POD = re.compile(r"\bgive the pod registry credentials\b")
+_SAYS_QUEUE = re.compile(r"^Point the pod template at a queue\b[^(]*\(the (?:(?P<what>label|annotation) "
+                         r"(?P<key>[\w./-]+)=|(?:PodGroup \S+ )?spec\.queue=)")
 _REFERENCE = re.compile(rf"\bfix the reference in (?:container (?P<c>{_NAME})|volume (?P<v>{_NAME}))(?=[);,.]|$)")
 
 
@@ -85,6 +87,12 @@ def _said(ft: FixTarget, fix: str) -> Optional[str]:
     c = _SAYS_CONTAINER.match(fix)
     if c and c.group("c") in names:
         return fix.rstrip() + " " + where(ft, c.group("c"))
+    q = _SAYS_QUEUE.match(fix)
+    if q and not ft.bare:
+        from .kube.owners import queue_field
+        volcano = "Volcano " if ft.top.group == "batch.volcano.sh" else ""
+        at = f"{volcano}{ft.top.what}, {queue_field(ft, q.group('what'), q.group('key'))}"
+        return fix.rstrip() + " " + where(ft, at=at)
     f = _SAYS_FIELD.search(fix)
     if f or _SAYS_POD.search(fix):
         at = None if ft.bare else template_field(ft, f.group("k") if f else "imagePullSecrets")

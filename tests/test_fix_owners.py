@@ -420,3 +420,24 @@ def test_a_fix_whose_words_change_the_pod_names_the_owner(fix, want):
         assert got == fix
     else:
         assert got.startswith(fix) and want in got and "`kubectl edit statefulset sd -n ml`" in got, got
+
+
+@pytest.mark.parametrize("owner,obj_labels,fix,want", [
+    (_ref("Job", "ft", "batch.volcano.sh/v1alpha1"), None,
+     "(the PodGroup ft-9a7a spec.queue=team-a)", "Where: Volcano Job ft, spec.queue"),
+    (_ref("Deployment", "web", "apps/v1"), None, "(the annotation scheduling.volcano.sh/queue-name=render-q)",
+     "Where: Deployment web, spec.template.metadata.annotations[scheduling.volcano.sh/queue-name]"),
+    (_ref("Job", "ft", "batch/v1"), {"kueue.x-k8s.io/queue-name": "user-queue"},   # Kueue reads the Job's own label
+     "(the label kueue.x-k8s.io/queue-name=user-queue)", "Where: Job ft, metadata.labels[kueue.x-k8s.io/queue-name]"),
+])
+def test_a_queue_fix_names_where_the_owner_names_its_queue(owner, obj_labels, fix, want):
+    from kubectl_gpudoctor.fixes import place
+    objs = []
+    if obj_labels is not None:
+        objs = [{"apiVersion": owner["apiVersion"], "kind": owner["kind"],
+                 "metadata": {"name": owner["name"], "namespace": "ml", "labels": obj_labels},
+                 "spec": {"template": {"spec": {"containers": [{"name": "main", "image": "img"}]}}}}]
+    pod = _pod("ft-0", {"volcano.sh/job-name": "ft"} if "volcano" in owner["apiVersion"] else {}, owner)
+    text = "Point the pod template at a queue that exists, is a leaf and is open " + fix + ", or create / open it."
+    got, _ = place(fix_target(_ev(pod, *objs), pod), text, "", None)
+    assert want in got, got

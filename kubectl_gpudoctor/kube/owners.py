@@ -541,3 +541,18 @@ def generated(ft: Optional[FixTarget], kind: str, ref: str) -> Optional[Generate
             if (link.group, link.kind) == (group, owner_kind) and kind == gen_kind and ref == link.name + suffix:
                 return Generated(owner=link, plugin=plugin, holds=holds)
     return None
+
+
+def queue_field(ft: FixTarget, what: Optional[str], key: Optional[str]) -> str:
+    """Where the batch-scheduler queue is named inside the object to edit: a Volcano Job's spec.queue (its PodGroup
+    copies it), else the label or annotation `key` (`what`) on the object itself when it carries it (Kueue reads the
+    workload's own metadata.labels), or on its pod template (Volcano's and KAI's pod-level keys)."""
+    top = ft.top
+    if (top.group, top.kind) == ("batch.volcano.sh", "Job") or not key:
+        return "spec.queue"
+    field = "labels" if what == "label" else "annotations"
+    on_top = (meta(top.obj) if top.obj is not None else {}).get(field) or {}
+    pod_path = ft.pod_path() or ""
+    if key in on_top or key.startswith("kueue.") or not pod_path.endswith(".spec"):
+        return f"metadata.{field}[{key}]"
+    return f"{pod_path[: -len('.spec')]}.metadata.{field}[{key}]"
