@@ -29,6 +29,9 @@ _SAYS_FIELD = re.compile(r"\bspec\.(?P<k>[A-Za-z]+) of the pod template\b")
 _SAYS_POD = re.compile(r"\bgive the pod registry credentials\b")
 _SAYS_QUEUE = re.compile(r"^Point the pod template at a queue\b[^(]*\(the (?:(?P<what>label|annotation) "
                          r"(?P<key>[\w./-]+)=|(?:PodGroup \S+ )?spec\.queue=)")
+_SAYS_REQUEST = re.compile(r"\b(?:lower the request|Request at most)\b")
+_SAYS_IMAGE = re.compile(r"^Use an image\b")
+_SAYS_ENV = re.compile(r"\bset (?P<var>[A-Z][A-Z0-9_]*)=\S")
 _REFERENCE = re.compile(rf"\bfix the reference in (?:container (?P<c>{_NAME})|volume (?P<v>{_NAME}))(?=[);,.]|$)")
 
 
@@ -52,6 +55,7 @@ def place(ft: Optional[FixTarget], fix: str, snippet: str, container: Optional[s
         text, commands = storage_where(ft)
         keep = snippet and ks.NAME not in snippet and not _CONTAINER_HEAD.match(snippet.split("\n")[0])
         return (fix or "").rstrip() + " " + text, (snippet if keep else commands)
+    explicit = container   # the rule's own $container: the one its words are about
     container = container or next((c.get("name") for c in (ft.pod.get("spec") or {}).get("containers") or []), None)
     snippet = _headed(snippet, container)
     lines, first, pod_level, kind, in_container = [], None, False, edits, False
@@ -70,7 +74,7 @@ def place(ft: Optional[FixTarget], fix: str, snippet: str, container: Optional[s
         lines.append(line)
     edits = bool(kind or first or pod_level)
     if not edits:
-        said = _said(ft, fix or "")
+        said = _said(ft, fix or "", explicit)
         if said:
             return said, snippet
     if not edits and not _POD_SPEC.search(fix or ""):
@@ -81,9 +85,13 @@ def place(ft: Optional[FixTarget], fix: str, snippet: str, container: Optional[s
     return (fix or "").rstrip() + " " + where(ft, at), "\n".join(lines)
 
 
-def _said(ft: FixTarget, fix: str) -> Optional[str]:
+def _said(ft: FixTarget, fix: str, container: Optional[str] = None) -> Optional[str]:
     """The fix with where its change goes, when its words say it changes the pod's spec (see _SAYS_*); else None."""
     names = {c.get("name") for part in ("containers", "initContainers") for c in spec(ft.pod).get(part) or []}
+    for pattern, sub in ((_SAYS_REQUEST, "resources"), (_SAYS_IMAGE, "image"), (_SAYS_ENV, "env")):
+        c = _gpu_container(ft) if sub == "resources" else container
+        if pattern.search(fix) and c in names and not ft.bare:
+            return fix.rstrip() + " " + where(ft, c, at=_container_field(ft, c, sub))
     c = _SAYS_CONTAINER.match(fix)
     if c and c.group("c") in names:
         return fix.rstrip() + " " + where(ft, c.group("c"))
@@ -102,6 +110,25 @@ def _said(ft: FixTarget, fix: str) -> Optional[str]:
         at = None if r.group("c") else template_field(ft, f"volumes[name={r.group('v')}]")
         return fix.rstrip() + " " + where(ft, r.group("c"), at=at)
     return None
+
+
+def _container_field(ft: FixTarget, container: str, sub: str) -> str:
+    """`Deployment x, spec.template.spec.containers[name=c].resources` (a TrainJob's trainer: resourcesPerNode)."""
+    path = ft.container_path(container)
+    if path is None:
+        return f"the pod template of {ft.top.what}, container {container}'s {sub}"
+    return f"{ft.top.what}, {path}.{ft.renamed(sub)}"
+
+
+def _gpu_container(ft: FixTarget) -> Optional[str]:
+    """The first container that requests a GPU (data/gpu_resources.py), else the first container."""
+    from .data.gpu_resources import lookup
+    cs = spec(ft.pod).get("containers") or []
+    for c in cs:
+        res = c.get("resources") or {}
+        if any(lookup(k) for part in ("limits", "requests") for k in (res.get(part) or {})):
+            return c.get("name")
+    return cs[0].get("name") if cs else None
 
 
 WIDTH = 72   # a snippet is shown indented under its finding: its comment lines fit an 80-column terminal

@@ -441,3 +441,22 @@ def test_a_queue_fix_names_where_the_owner_names_its_queue(owner, obj_labels, fi
     text = "Point the pod template at a queue that exists, is a leaf and is open " + fix + ", or create / open it."
     got, _ = place(fix_target(_ev(pod, *objs), pod), text, "", None)
     assert want in got, got
+
+
+@pytest.mark.parametrize("fix,container,want", [
+    ("Wait for GPUs to free up, or lower the request if the workload can run on fewer GPUs.", None,
+     "Where: Deployment web, spec.template.spec.containers[name=server].resources ("),   # the GPU one
+    ("Request at most 8 GPU units per pod, or add nodes with at least 16 GPUs.", None,
+     "Where: Deployment web, spec.template.spec.containers[name=server].resources"),
+    ("Use an image or wheel built for this GPU's compute capability.", "server",
+     "Where: Deployment web, spec.template.spec.containers[name=server].image"),
+    ("Keep the model on a volume and set HF_HUB_OFFLINE=1 so start-up does not call the hub.", "server",
+     "Where: Deployment web, spec.template.spec.containers[name=server].env"),
+    ("Use an image or wheel built for this GPU.", None, None),   # which container: not said, nothing placed
+])
+def test_a_request_image_or_env_fix_names_the_owner_container_field(fix, container, want):
+    from kubectl_gpudoctor.fixes import place
+    pod = _pod("web-1", {"app": "web"}, _ref("Deployment", "web", "apps/v1"), containers=("sidecar", "server"))
+    pod["spec"]["containers"][1]["resources"] = {"limits": {"nvidia.com/gpu": "2"}}
+    got, _ = place(fix_target(_ev(pod), pod), fix, "", container)
+    assert (want in got) if want else got == fix, got
