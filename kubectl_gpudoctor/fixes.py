@@ -240,11 +240,12 @@ def storage_where(ft: FixTarget) -> Tuple[str, str]:
     told = (f"{isvc.what}'s {sa_field} names it" if st.account_set else f"{isvc.what} sets no {sa_field}, so "
             f"{st.operator} read `default`")
     text = (f"Where: not in the pod template — {st.operator}'s webhook adds init container {ks.NAME} to download "
-            f"{st.uri or 'its model'} ({isvc.what}, {st.path}), with credentials only from the Secrets that ServiceAccount "
-            f"{st.account} lists ({told}); an env var on the model container does not reach it.")
-    again = f"then delete the pod so that the webhook injects it again (`kubectl delete pod {pod} -n {ns}`)"
+            f"{st.uri or 'its model'} ({isvc.what}, {st.path})")
     if not keys:   # pvc://, oci://, a public URL: nothing to authenticate, the URI itself is what to fix
-        return text + f" Fix the URI: `kubectl edit {res} {isvc.name} -n {ns}`.", ""
+        return text + f". Fix that URI: `kubectl edit {res} {isvc.name} -n {ns}`.", ""
+    text += (f", with credentials only from the Secrets that ServiceAccount {st.account} lists ({told}); an env var on "
+             f"the model container does not reach it.")
+    again = f"then delete the pod so that the webhook injects it again (`kubectl delete pod {pod} -n {ns}`)"
     if st.blank:
         env, ann = st.blank[0]
         secret = st.attached[0][0] if st.attached else None
@@ -261,18 +262,21 @@ def storage_where(ft: FixTarget) -> Tuple[str, str]:
     have = (f"Secret {secret} (container {_reader(ft, secret)} reads it)" if st.candidates else
             f"a Secret, e.g. {secret} as KServe's docs name it,")
     renamed = f" under key {keys[0]} ({st.operator} reads no other key; {secret} holds it as {key})" \
-        if st.candidates and key not in keys else f" with key {', '.join(keys)}"
+        if st.candidates and key not in keys else \
+        f" with key{'s' if len(keys) > 1 else ''} {', '.join(keys)}" + (f" and {needs}" if st.scheme == "s3" else "")
     patch = f"kubectl patch serviceaccount {{sa}} -n {ns} -p '{{{{\"secrets\":[{{{{\"name\":\"{secret}\"}}}}]}}}}'"
+    create = [] if st.candidates else [f"kubectl create secret generic {secret} -n {ns} "
+                                       + " ".join(f"--from-literal={k}=<{k.lower().replace('_', '-')}>" for k in keys)]
     if st.account_set:
         return text + (f" List {have}{renamed} in ServiceAccount {st.account}'s secrets, {again}."), \
-            patch.format(sa=st.account) + f"\nkubectl delete pod {pod} -n {ns}"
+            "\n".join(create + [patch.format(sa=st.account), f"kubectl delete pod {pod} -n {ns}"])
     sa = f"{isvc.name}-storage"
-    commands = "\n".join([f"kubectl create serviceaccount {sa} -n {ns}", patch.format(sa=sa),
+    commands = "\n".join(create + [f"kubectl create serviceaccount {sa} -n {ns}", patch.format(sa=sa),
                           f"kubectl patch {res} {isvc.name} -n {ns} --type=merge -p "
                           f"'{{\"spec\":{{\"{comp}\":{{\"serviceAccountName\":\"{sa}\"}}}}}}'"])
     managed = f" ({isvc.what} comes from {ft.manager[0]} {ft.manager[1]}: set {sa_field} there)" if ft.manager else ""
     return text + (f" Give the {comp} a ServiceAccount that lists {have}{renamed}, and name it in {sa_field}"
-                   f"{managed}: its new pod gets the token."), commands
+                   f"{managed}: its new pod gets the {'token' if st.scheme == 'hf' else 'credentials'}."), commands
 
 
 def _reader(ft: FixTarget, secret: str) -> str:

@@ -460,3 +460,20 @@ def test_a_request_image_or_env_fix_names_the_owner_container_field(fix, contain
     pod["spec"]["containers"][1]["resources"] = {"limits": {"nvidia.com/gpu": "2"}}
     got, _ = place(fix_target(_ev(pod), pod), fix, "", container)
     assert (want in got) if want else got == fix, got
+
+
+def test_kserve_storage_initializer_without_a_known_secret_or_credentials_to_give():
+    """No Secret known: the one KServe's docs name (storage-config), created with a placeholder only for the value;
+    a pvc:// model needs no credentials: the URI is what to fix."""
+    from kubectl_gpudoctor.fixes import place
+    pod = _kserve_pod(account="sa1")
+    pod["spec"]["initContainers"][0]["args"] = ["s3://models/llama", "/mnt/models"]
+    fix, snippet = place(fix_target(_ev(pod, _isvc("sa1", "s3://models/llama")), pod), "Fix it.", "", "storage-initializer")
+    assert "with keys AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY and annotations serving.kserve.io/s3-endpoint" in fix
+    assert snippet.splitlines()[0] == ("kubectl create secret generic storage-config -n ml --from-literal="
+                                       "AWS_ACCESS_KEY_ID=<aws-access-key-id> --from-literal=AWS_SECRET_ACCESS_KEY="
+                                       "<aws-secret-access-key>"), snippet
+    pod["spec"]["initContainers"][0]["args"] = ["pvc://models/llama", "/mnt/models"]
+    fix, snippet = place(fix_target(_ev(pod, _isvc("sa1", "pvc://models/llama")), pod), "Fix it.", "", "storage-initializer")
+    assert fix.endswith("Fix that URI: `kubectl edit inferenceservice llm -n ml`.") and "credentials" not in fix
+    assert snippet == ""
