@@ -295,7 +295,8 @@ def generated_fix(ft: Optional[FixTarget], kind: str, ref: str) -> Optional[Tupl
         return None
     owner, ns = gen.owner, ft.namespace
     res, what = resource_of(owner)[0], f"Volcano {gen.owner.what}" if owner.group == "batch.volcano.sh" else owner.what
-    plugins = (owner.obj or {}).get("spec", {}).get("plugins") if owner.obj is not None else None
+    plugins = spec(owner.obj).get("plugins") if owner.obj is not None else None
+    plugins = plugins if isinstance(plugins, dict) or plugins is None else {}   # a custom resource's shape
     listed = ("" if plugins is None else f" (now: {', '.join(sorted(plugins)) or 'none'})")
     lists = plugins is None or gen.plugin in (plugins or {})
     why = ("Its controller (vc-controller-manager) did not create it: read its log for this job, then re-create the "

@@ -477,3 +477,13 @@ def test_kserve_storage_initializer_without_a_known_secret_or_credentials_to_giv
     fix, snippet = place(fix_target(_ev(pod, _isvc("sa1", "pvc://models/llama")), pod), "Fix it.", "", "storage-initializer")
     assert fix.endswith("Fix that URI: `kubectl edit inferenceservice llm -n ml`.") and "credentials" not in fix
     assert snippet == ""
+
+
+@pytest.mark.parametrize("predictor", ["x", {"model": ["not", "a", "map"]}, {"model": {"storageUri": 7}}])
+def test_a_malformed_inferenceservice_still_gets_a_storage_fix_from_the_pod(predictor):
+    """A custom resource's fields are not shape-checked (kube/shapes.py): the fix falls back on the pod's own words."""
+    from kubectl_gpudoctor.fixes import place
+    pod = _kserve_pod(model_env=HF_ENV)
+    isvc = dict(_isvc(), spec={"predictor": predictor})
+    fix, _ = place(fix_target(_ev(pod, isvc), pod), "Give it an HF_TOKEN.", "", "storage-initializer")
+    assert "download hf://meta-llama/meta-llama-3-8b-instruct (InferenceService llm" in fix, fix

@@ -471,6 +471,14 @@ class StorageInit:
         return self.isvc.group or "serving.kserve.io"
 
 
+def _map(value) -> dict:
+    return value if isinstance(value, dict) else {}
+
+
+def _text(value) -> str:
+    return value if isinstance(value, str) else ""
+
+
 def storage_init(pod: dict, chain: List[Link]) -> Optional[StorageInit]:
     """The storage-initializer KServe added to this pod, with what configures it; None for other pods."""
     from ..data import kserve_storage as ks
@@ -479,16 +487,16 @@ def storage_init(pod: dict, chain: List[Link]) -> Optional[StorageInit]:
     if init is None or isvc is None:
         return None
     comp = _kserve_component(labels(pod))
-    section = spec(isvc.obj).get(comp) or {}
+    section = _map(spec(isvc.obj).get(comp))   # a custom resource: no schema checked its shape
     key = _kserve_model_key(isvc.obj) if comp == "predictor" else None
-    model = section.get(key) or {} if key else {}
+    model = _map(section.get(key)) if key else {}
     ann = annotations(pod)
-    uri = (model.get("storageUri") or next((ann[a] for a in ks.SOURCE_ANNOTATIONS if ann.get(a)), None)
-           or next(iter(init.get("args") or []), "") or "")
+    uri = (_text(model.get("storageUri")) or next((ann[a] for a in ks.SOURCE_ANNOTATIONS if ann.get(a)), None)
+           or _text(next(iter(init.get("args") or []), "")) or "")
     if isvc.obj is None and isvc.group != "serving.kserve.io":
         key = None   # KFServing's framework keys (tensorflow, triton…): which one is not known without the object
     path = f"spec.{comp}.{key}.storageUri" if key else f"spec.{comp}'s storageUri"
-    account = spec(pod).get("serviceAccountName") or spec(pod).get("serviceAccount") or "default"
+    account = _text(spec(pod).get("serviceAccountName")) or _text(spec(pod).get("serviceAccount")) or "default"
     attached, blank = [], []
     for e in init.get("env") or []:
         ref = ((e.get("valueFrom") or {}).get("secretKeyRef") or {})
