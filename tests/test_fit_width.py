@@ -133,6 +133,18 @@ def test_a_field_path_longer_than_a_line_breaks_between_its_fields(width):
     assert width_of(lines[0]) > width - 16, lines   # the path's first fields end the first line
 
 
+def test_a_report_s_long_owner_path_breaks_between_fields(capsys, monkeypatch):
+    """End to end: a PyTorchJob worker's container path (82 columns) in an 80-column report."""
+    monkeypatch.setenv("COLUMNS", "80")
+    case = os.path.join(CASES, "..", "realworld", "failing", "sched-xid-unhealthy-gpu-fragment")
+    text = _run(["--from", case, "--color", "never"], capsys)
+    path = "spec.pytorchReplicaSpecs.Worker.template.spec.containers[name=pytorch].resources"
+    lines = text.splitlines()
+    i = next(n for n, line in enumerate(lines) if line.endswith("spec.pytorchReplicaSpecs"))
+    assert lines[i].split()[-1] + lines[i + 1].split()[0] == path, lines[i:i + 2]   # one break, before `.Worker`
+    assert not too_wide(text, 80)
+
+
 def test_a_field_path_that_fits_a_line_is_moved_whole_and_a_plain_word_still_splits():
     text = f"Where: PyTorchJob bert-ft, {PYTORCH}, not the pod."
     lines = fill(text, "  Fix: ", 80, "    ")
