@@ -17,6 +17,7 @@ KINDS = {
     "batch": {"Job": ("job", True), "CronJob": ("cronjob", True)},
     "": {"Pod": ("pod", True)},
     "serving.kserve.io": {"InferenceService": ("inferenceservice", True)},
+    "serving.kubeflow.org": {"InferenceService": ("inferenceservice.serving.kubeflow.org", True)},   # KFServing
     "serving.knative.dev": {"Service": ("ksvc", True), "Configuration": ("configuration.serving.knative.dev", True),
                             "Revision": ("revision.serving.knative.dev", True)},
     "ray.io": {"RayCluster": ("raycluster", True), "RayService": ("rayservice", True), "RayJob": ("rayjob", True)},
