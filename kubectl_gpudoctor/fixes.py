@@ -228,6 +228,21 @@ def template_field(ft: FixTarget, field: Optional[str]) -> str:
     return f"{ft.top.what}, {path}" + (f".{field}" if field else "")
 
 
+def patch_command(ft: FixTarget, field: str, value: str) -> Optional[str]:
+    """`kubectl patch KIND NAME --type=merge -p '{"spec":{"template":{"spec":{FIELD:VALUE}}}}'` for a pod-template
+    field of an owner that rolls its template out; None where a patch is refused (a Job's template is immutable), is
+    reverted (Helm, GitOps) or cannot address the place (a list item by name)."""
+    import json
+    path = ft.pod_path()
+    if path is None or "[" in path or ft.bare or ft.recreated or ft.manager:
+        return None
+    doc: object = value
+    for key in reversed(path.split(".") + [field]):
+        doc = {key: doc}
+    resource, scope = ft.resource()
+    return f"kubectl patch {resource} {ft.top.name}{scope} --type=merge -p '{json.dumps(doc, separators=(',', ':'))}'"
+
+
 def storage_where(ft: FixTarget) -> Tuple[str, str]:
     """(one paragraph, commands) for KServe's storage-initializer: not the pod template (KServe's webhook adds it), but
     the InferenceService's storageUri and the ServiceAccount whose Secrets KServe hands it (data/kserve_storage.py)."""

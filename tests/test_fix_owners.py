@@ -487,3 +487,20 @@ def test_a_malformed_inferenceservice_still_gets_a_storage_fix_from_the_pod(pred
     isvc = dict(_isvc(), spec={"predictor": predictor})
     fix, _ = place(fix_target(_ev(pod, isvc), pod), "Give it an HF_TOKEN.", "", "storage-initializer")
     assert "download hf://meta-llama/meta-llama-3-8b-instruct (InferenceService llm" in fix, fix
+
+
+@pytest.mark.parametrize("kind,api,runtimeclasses,patch", [
+    ("StatefulSet", "apps/v1", ["nvidia", "kata"], "kubectl patch statefulset llm-worker -n ml --type=merge -p "
+                                                  "'{\"spec\":{\"template\":{\"spec\":{\"runtimeClassName\":\"nvidia\"}}}}'"),
+    ("StatefulSet", "apps/v1", ["kata", "gvisor"], None),   # which one: not ours to guess
+    ("Job", "batch/v1", ["nvidia"], None),                   # a Job's template is immutable: no patch
+])
+def test_a_missing_runtimeclass_patch_names_an_existing_one(kind, api, runtimeclasses, patch):
+    from kubectl_gpudoctor.rules.workload.creation_rejected import pod_creation_rejected
+    ev = _rejected(kind, api)
+    for rc in runtimeclasses:
+        ev.add({"apiVersion": "node.k8s.io/v1", "kind": "RuntimeClass", "metadata": {"name": rc}, "handler": rc})
+    hit = pod_creation_rejected(ev)
+    lines = hit.snippet.splitlines()
+    assert lines[0] == "kubectl get runtimeclass"
+    assert (lines[1].split("   #")[0] if len(lines) > 1 else None) == patch, lines
