@@ -181,7 +181,8 @@ def where(ft: FixTarget, container: Optional[str] = None, at: Optional[str] = No
                 f"admission webhook added it when the pod was created{named}. Change what that webhook injects (its "
                 f"operator's configuration or the annotations it reads on {ft.top.what}), not the template.")
     at = at or ft.place(container)
-    known = f" ({ft.top.what} named by the pod's owner references and labels, not read)" if ft.known_by_reference \
+    whose = "the pod's" if (ft.pod.get("kind") or "Pod") == "Pod" else f"{ft.pod.get('kind')} {pod}'s"
+    known = f" ({ft.top.what} named by {whose} owner references and labels, not read)" if ft.known_by_reference \
         else ""
     tool = ft.manager
     if tool and tool[0] == "argocd":
