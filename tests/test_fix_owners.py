@@ -504,3 +504,17 @@ def test_a_missing_runtimeclass_patch_names_an_existing_one(kind, api, runtimecl
     lines = hit.snippet.splitlines()
     assert lines[0] == "kubectl get runtimeclass"
     assert (lines[1].split("   #")[0] if len(lines) > 1 else None) == patch, lines
+
+
+def test_a_refused_statefulset_s_report_names_it_its_field_and_the_patch():
+    """End to end (a saved StatefulSet whose FailedCreate names RuntimeClass nvidia-cdi, RuntimeClass nvidia listed):
+    the finding behind the root cause names the StatefulSet, the field and the commands."""
+    from tests.casebook import diagnose
+    diag = diagnose(os.path.join(CASES, "pod-creation-rejected", "fail-statefulset-runtimeclass-admission"))
+    assert diag.root_cause == "runtimeclass-not-found"
+    f = next(f for f in diag.findings if (f.cause or f.id) == diag.root_cause)
+    assert "Where: StatefulSet train, spec.template.spec.runtimeClassName: `kubectl edit statefulset train -n " \
+           "research`" in f.remediation, f.remediation
+    assert "the pod template or" not in f.remediation
+    assert ("kubectl patch statefulset train -n research --type=merge -p "
+            "'{\"spec\":{\"template\":{\"spec\":{\"runtimeClassName\":\"nvidia\"}}}}'") in f.snippet, f.snippet
