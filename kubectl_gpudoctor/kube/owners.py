@@ -503,7 +503,7 @@ def storage_init(pod: dict, chain: List[Link]) -> Optional[StorageInit]:
         ref = ((e.get("valueFrom") or {}).get("secretKeyRef") or {})
         if ref.get("name"):
             attached.append((ref["name"], ref.get("key") or e.get("name") or ""))
-        elif e.get("name") in ks.S3_SETTINGS and not (e.get("value") or "").strip() and "valueFrom" not in e:
+        elif e.get("name") in ks.S3_SETTINGS and not str(e.get("value") or "").strip() and "valueFrom" not in e:
             blank.append((e["name"], ks.S3_SETTINGS[e["name"]]))
     wanted = set(ks.SCHEMES.get(uri.split("://", 1)[0].lower() if "://" in uri else "", ((),))[0])
     candidates = []
