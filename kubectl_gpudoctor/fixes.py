@@ -6,8 +6,9 @@ from __future__ import annotations
 import re
 from typing import Optional, Tuple
 
-from .kube.objects import controller_of, name
-from .kube.owners import FixTarget, chart_of, injected, kueue_queue
+from .data import kserve_storage as ks
+from .kube.objects import controller_of, name, spec
+from .kube.owners import FixTarget, chart_of, injected, kueue_queue, resource_of
 
 _CONTAINER_HEAD = re.compile(r"^# container (?P<c>[a-z0-9]([-a-z0-9.]*[a-z0-9])?)(?P<rest>(?::| |$).*)$")
 _POD_HEAD = re.compile(r"^# pod (?:spec|\S+ \(spec\))(?P<rest>.*)$")
@@ -19,6 +20,19 @@ _CONTAINER_KEYS = ("resources", "env", "envFrom", "volumeMounts", "startupProbe"
 _POD_KEYS = ("tolerations", "affinity", "nodeSelector", "volumes", "runtimeClassName", "imagePullSecrets",
              "schedulingGates", "hostIPC", "priorityClassName", "initContainers")
 _KEY = re.compile(r"^([A-Za-z]+):(?:\s|$)")
+# Fixes whose words say they change the pod's spec, from rules that set no `edits`: "Give container X an HF_TOKEN",
+# "Raise spec.activeDeadlineSeconds of the pod template", "give the pod registry credentials", and the alternative
+# "(or fix the reference in container X)".
+_NAME = r"[a-z0-9](?:[-a-z0-9.]*[a-z0-9])?"
+_SAYS_CONTAINER = re.compile(rf"^(?:Give|Set|Add|Mount|Raise|Lower) (?:init )?container (?P<c>{_NAME})\b")
+_SAYS_FIELD = re.compile(r"\bspec\.(?P<k>[A-Za-z]+) of the pod template\b")
+_SAYS_POD = re.compile(r"\bgive the pod registry credentials\b")
+_SAYS_QUEUE = re.compile(r"^Point the pod template at a queue\b[^(]*\(the (?:(?P<what>label|annotation) "
+                         r"(?P<key>[\w./-]+)=|(?:PodGroup \S+ )?spec\.queue=)")
+_SAYS_REQUEST = re.compile(r"\b(?:lower the request|Request at most)\b")
+_SAYS_IMAGE = re.compile(r"^Use an image\b")
+_SAYS_ENV = re.compile(r"\bset (?P<var>[A-Z][A-Z0-9_]*)=\S")
+_REFERENCE = re.compile(rf"\bfix the reference in (?:container (?P<c>{_NAME})|volume (?P<v>{_NAME}))(?=[);,.]|$)")
 
 
 def recreate_values(ft: Optional[FixTarget]) -> dict:
@@ -37,6 +51,11 @@ def place(ft: Optional[FixTarget], fix: str, snippet: str, container: Optional[s
     "pod" or "container"), or its snippet is a fragment of one."""
     if ft is None:
         return fix, snippet
+    if container == ks.NAME and ft.storage is not None:   # KServe's injected download: configured elsewhere
+        text, commands = storage_where(ft)
+        keep = snippet and ks.NAME not in snippet and not _CONTAINER_HEAD.match(snippet.split("\n")[0])
+        return (fix or "").rstrip() + " " + text, (snippet if keep else commands)
+    explicit = container   # the rule's own $container: the one its words are about
     container = container or next((c.get("name") for c in (ft.pod.get("spec") or {}).get("containers") or []), None)
     snippet = _headed(snippet, container)
     lines, first, pod_level, kind, in_container = [], None, False, edits, False
@@ -54,12 +73,62 @@ def place(ft: Optional[FixTarget], fix: str, snippet: str, container: Optional[s
             line = ft.renamed(key.group(1)) + line[len(key.group(1)):]
         lines.append(line)
     edits = bool(kind or first or pod_level)
+    if not edits:
+        said = _said(ft, fix or "", explicit)
+        if said:
+            return said, snippet
     if not edits and not _POD_SPEC.search(fix or ""):
         return fix, snippet
     if not ft.bare:
         fix = _POD_SPEC.sub(lambda m: f"the pod template of {ft.top.what}", fix or "")
     at = first or (None if pod_level or kind == "pod" else container)
     return (fix or "").rstrip() + " " + where(ft, at), "\n".join(lines)
+
+
+def _said(ft: FixTarget, fix: str, container: Optional[str] = None) -> Optional[str]:
+    """The fix with where its change goes, when its words say it changes the pod's spec (see _SAYS_*); else None."""
+    names = {c.get("name") for part in ("containers", "initContainers") for c in spec(ft.pod).get(part) or []}
+    for pattern, sub in ((_SAYS_REQUEST, "resources"), (_SAYS_IMAGE, "image"), (_SAYS_ENV, "env")):
+        c = _gpu_container(ft) if sub == "resources" else container
+        if pattern.search(fix) and c in names and not ft.bare:
+            return fix.rstrip() + " " + where(ft, c, at=_container_field(ft, c, sub))
+    c = _SAYS_CONTAINER.match(fix)
+    if c and c.group("c") in names:
+        return fix.rstrip() + " " + where(ft, c.group("c"))
+    q = _SAYS_QUEUE.match(fix)
+    if q and not ft.bare:
+        from .kube.owners import queue_field
+        volcano = "Volcano " if ft.top.group == "batch.volcano.sh" else ""
+        at = f"{volcano}{ft.top.what}, {queue_field(ft, q.group('what'), q.group('key'))}"
+        return fix.rstrip() + " " + where(ft, at=at)
+    f = _SAYS_FIELD.search(fix)
+    if f or _SAYS_POD.search(fix):
+        at = None if ft.bare else template_field(ft, f.group("k") if f else "imagePullSecrets")
+        return fix.rstrip() + " " + where(ft, at=at)
+    r = _REFERENCE.search(fix)
+    if r and not ft.bare and (r.group("c") in names or r.group("v")):
+        at = None if r.group("c") else template_field(ft, f"volumes[name={r.group('v')}]")
+        return fix.rstrip() + " " + where(ft, r.group("c"), at=at)
+    return None
+
+
+def _container_field(ft: FixTarget, container: str, sub: str) -> str:
+    """`Deployment x, spec.template.spec.containers[name=c].resources` (a TrainJob's trainer: resourcesPerNode)."""
+    path = ft.container_path(container)
+    if path is None:
+        return f"the pod template of {ft.top.what}, container {container}'s {sub}"
+    return f"{ft.top.what}, {path}.{ft.renamed(sub)}"
+
+
+def _gpu_container(ft: FixTarget) -> Optional[str]:
+    """The first container that requests a GPU (data/gpu_resources.py), else the first container."""
+    from .data.gpu_resources import lookup
+    cs = spec(ft.pod).get("containers") or []
+    for c in cs:
+        res = c.get("resources") or {}
+        if any(lookup(k) for part in ("limits", "requests") for k in (res.get(part) or {})):
+            return c.get("name")
+    return cs[0].get("name") if cs else None
 
 
 WIDTH = 72   # a snippet is shown indented under its finding: its comment lines fit an 80-column terminal
@@ -95,8 +164,9 @@ def _headed(snippet: str, container: Optional[str]) -> str:
     return snippet
 
 
-def where(ft: FixTarget, container: Optional[str] = None) -> str:
-    """One sentence: the object to change, how (kubectl edit, Helm values, Git) and why not the pod."""
+def where(ft: FixTarget, container: Optional[str] = None, at: Optional[str] = None, pods: bool = True) -> str:
+    """One sentence: the object to change, how (kubectl edit, Helm values, Git) and why not the pod. `at` names the
+    place when the caller knows the field; `pods` is false for a workload whose pods admission never let exist."""
     ns, pod = ft.namespace, name(ft.pod)
     if ft.bare:
         return (f"Pod {pod} has no controller and a running pod's spec cannot be changed in place: save it "
@@ -110,8 +180,9 @@ def where(ft: FixTarget, container: Optional[str] = None) -> str:
         return (f"Where: not in {added.what}'s pod template — container {container} is not there, so a mutating "
                 f"admission webhook added it when the pod was created{named}. Change what that webhook injects (its "
                 f"operator's configuration or the annotations it reads on {ft.top.what}), not the template.")
-    at = ft.place(container)
-    known = f" ({ft.top.what} named by the pod's owner references and labels, not read)" if ft.known_by_reference \
+    at = at or ft.place(container)
+    whose = "the pod's" if (ft.pod.get("kind") or "Pod") == "Pod" else f"{ft.pod.get('kind')} {pod}'s"
+    known = f" ({ft.top.what} named by {whose} owner references and labels, not read)" if ft.known_by_reference \
         else ""
     tool = ft.manager
     if tool and tool[0] == "argocd":
@@ -135,4 +206,124 @@ def where(ft: FixTarget, container: Optional[str] = None) -> str:
         return (f"Where: {at}{known}, not the pod. A {ft.top.kind}'s pod template is fixed once it runs: save it "
                 f"(`kubectl get {resource} {top}{scope} -o yaml > {top}.yaml`), make the change there, then re-create "
                 f"it (`kubectl replace --force -f {top}.yaml`).{queued}")
+    if not pods:
+        return (f"Where: {at}{known}: `{ft.edit_command()}`; its controller retries creating the pods on its own once "
+                f"admission accepts them.")
     return (f"Where: {at}{known} — not the pod, which {ft.top.kind} re-creates from it: `{ft.edit_command()}`.")
+
+
+def workload_target(ev, wl: dict) -> FixTarget:
+    """Where a change to a workload's pod template goes: the workload itself, or the top of its own controller chain
+    (an InferenceService above its Deployment, a CronJob above its Job)."""
+    from .kube.owners import Link, management, owner_chain
+    chain = owner_chain(ev, wl)
+    top = chain[-1] if chain else Link(wl.get("kind") or "", name(wl), wl.get("apiVersion") or "v1", wl)
+    return FixTarget(pod=wl, top=top, chain=chain, manager=management(chain[::-1], wl))
+
+
+def template_field(ft: FixTarget, field: Optional[str]) -> str:
+    """`StatefulSet train, spec.template.spec.runtimeClassName`: a pod-template field inside the object to edit."""
+    path = ft.pod_path()
+    if path is None:
+        return f"the pod template of {ft.top.what}" + (f", field {field}" if field else "")
+    return f"{ft.top.what}, {path}" + (f".{field}" if field else "")
+
+
+def patch_command(ft: FixTarget, field: str, value: str) -> Optional[str]:
+    """`kubectl patch KIND NAME --type=merge -p '{"spec":{"template":{"spec":{FIELD:VALUE}}}}'` for a pod-template
+    field of an owner that rolls its template out; None where a patch is refused (a Job's template is immutable), is
+    reverted (Helm, GitOps) or cannot address the place (a list item by name)."""
+    import json
+    path = ft.pod_path()
+    if path is None or "[" in path or ft.bare or ft.recreated or ft.manager:
+        return None
+    doc: object = value
+    for key in reversed(path.split(".") + [field]):
+        doc = {key: doc}
+    resource, scope = ft.resource()
+    return f"kubectl patch {resource} {ft.top.name}{scope} --type=merge -p '{json.dumps(doc, separators=(',', ':'))}'"
+
+
+def storage_where(ft: FixTarget) -> Tuple[str, str]:
+    """(one paragraph, commands) for KServe's storage-initializer: not the pod template (KServe's webhook adds it), but
+    the InferenceService's storageUri and the ServiceAccount whose Secrets KServe hands it (data/kserve_storage.py)."""
+    st, ns, pod = ft.storage, ft.namespace, name(ft.pod)
+    isvc, comp = st.isvc, st.path.split(".")[1].split("'")[0]
+    res = resource_of(isvc)[0]
+    keys, needs = ks.SCHEMES.get(st.scheme, ((), ""))
+    needs = needs.format(prefix=st.prefix)
+    sa_field = f"spec.{comp}.serviceAccountName"
+    told = (f"{isvc.what}'s {sa_field} names it" if st.account_set else f"{isvc.what} sets no {sa_field}, so "
+            f"{st.operator} read `default`")
+    text = (f"Where: not in the pod template — {st.operator}'s webhook adds init container {ks.NAME} to download "
+            f"{st.uri or 'its model'} ({isvc.what}, {st.path})")
+    if not keys:   # pvc://, oci://, a public URL: nothing to authenticate, the URI itself is what to fix
+        return text + f". Fix that URI: `kubectl edit {res} {isvc.name} -n {ns}`.", ""
+    text += (f", with credentials only from the Secrets that ServiceAccount {st.account} lists ({told}); an env var on "
+             f"the model container does not reach it.")
+    again = f"then delete the pod so that the webhook injects it again (`kubectl delete pod {pod} -n {ns}`)"
+    if st.blank:
+        env, ann = st.blank[0]
+        secret = st.attached[0][0] if st.attached else None
+        on = f"Secret {secret}" if secret else f"ServiceAccount {st.account}"
+        kind = "secret" if secret else "serviceaccount"
+        return text + (f" {env} is empty: {st.operator} sets it from annotation {st.prefix}/{ann} on {on}; set it there, "
+                       f"{again}."), (f"kubectl annotate {kind} {secret or st.account} -n {ns} "
+                                      f"{st.prefix}/{ann}=<endpoint host:port> --overwrite")
+    if st.attached:
+        names = ", ".join(sorted({s for s, _ in st.attached}))
+        return text + (f" {st.operator} passed it Secret {names} through that account: fix the credentials in it (keys "
+                       f"{', '.join(keys)}; {needs}), {again}."), ""
+    secret, key = st.candidates[0] if st.candidates else ("storage-config", keys[0])
+    have = (f"Secret {secret} (container {_reader(ft, secret)} reads it)" if st.candidates else
+            f"a Secret, e.g. {secret} as KServe's docs name it,")
+    renamed = f" under key {keys[0]} ({st.operator} reads no other key; {secret} holds it as {key})" \
+        if st.candidates and key not in keys else \
+        f" with key{'s' if len(keys) > 1 else ''} {', '.join(keys)}" + (f" and {needs}" if st.scheme == "s3" else "")
+    patch = f"kubectl patch serviceaccount {{sa}} -n {ns} -p '{{{{\"secrets\":[{{{{\"name\":\"{secret}\"}}}}]}}}}'"
+    create = [] if st.candidates else [f"kubectl create secret generic {secret} -n {ns} "
+                                       + " ".join(f"--from-literal={k}=<{k.lower().replace('_', '-')}>" for k in keys)]
+    if st.account_set:
+        return text + (f" List {have}{renamed} in ServiceAccount {st.account}'s secrets, {again}."), \
+            "\n".join(create + [patch.format(sa=st.account), f"kubectl delete pod {pod} -n {ns}"])
+    sa = f"{isvc.name}-storage"
+    commands = "\n".join(create + [f"kubectl create serviceaccount {sa} -n {ns}", patch.format(sa=sa),
+                          f"kubectl patch {res} {isvc.name} -n {ns} --type=merge -p "
+                          f"'{{\"spec\":{{\"{comp}\":{{\"serviceAccountName\":\"{sa}\"}}}}}}'"])
+    managed = f" ({isvc.what} comes from {ft.manager[0]} {ft.manager[1]}: set {sa_field} there)" if ft.manager else ""
+    return text + (f" Give the {comp} a ServiceAccount that lists {have}{renamed}, and name it in {sa_field}"
+                   f"{managed}: its new pod gets the {'token' if st.scheme == 'hf' else 'credentials'}."), commands
+
+
+def _reader(ft: FixTarget, secret: str) -> str:
+    for c in (ft.pod.get("spec") or {}).get("containers") or []:
+        if any(((e.get("valueFrom") or {}).get("secretKeyRef") or {}).get("name") == secret for e in c.get("env") or []):
+            return c.get("name") or "?"
+    return "?"
+
+
+def generated_fix(ft: Optional[FixTarget], kind: str, ref: str) -> Optional[Tuple[str, str]]:
+    """(fix, commands) for a missing object the pod's operator generates (kube/owners.py GENERATED): its plugin in the
+    owner's spec and re-creating the owner, not a hand-made copy that the controller neither fills nor owns."""
+    from .kube.owners import generated
+    gen = generated(ft, kind, ref)
+    if gen is None:
+        return None
+    owner, ns = gen.owner, ft.namespace
+    res, what = resource_of(owner)[0], f"Volcano {gen.owner.what}" if owner.group == "batch.volcano.sh" else owner.what
+    plugins = spec(owner.obj).get("plugins") if owner.obj is not None else None
+    plugins = plugins if isinstance(plugins, dict) or plugins is None else {}   # a custom resource's shape
+    listed = ("" if plugins is None else f" (now: {', '.join(sorted(plugins)) or 'none'})")
+    lists = plugins is None or gen.plugin in (plugins or {})
+    why = ("Its controller (vc-controller-manager) did not create it: read its log for this job, then re-create the "
+           "job so that its plugins run again" if lists else
+           f"spec.plugins does not list {gen.plugin}{listed}, yet the pods mount it: add `{gen.plugin}: []` there "
+           f"and re-create the job")
+    text = (f"Do not create {kind} {ref} by hand: the {gen.plugin} plugin of {what} generates it ({gen.holds}) "
+            f"from its spec.plugins{listed if lists else ''}. {why} — a Volcano Job's pods are not re-made "
+            f"from an edit: save it (`kubectl get {res} {owner.name} -n {ns} -o yaml > {owner.name}.yaml`), then "
+            f"`kubectl replace --force -f {owner.name}.yaml`.")
+    commands = "\n".join([f"kubectl get {res} {owner.name} -n {ns} -o jsonpath='{{.spec.plugins}}'",
+                          f"kubectl get {res} {owner.name} -n {ns} -o yaml > {owner.name}.yaml",
+                          f"kubectl replace --force -f {owner.name}.yaml"])
+    return text, commands

@@ -111,6 +111,48 @@ def test_prose_wraps_at_words_with_a_hanging_indent():
     assert all(width_of(line) <= 40 for line in fill("see " + url, "", 40))    # a word longer than a line
 
 
+JOBSET = "spec.replicatedJobs[name=workers].template.spec.template.spec.containers[name=trainer].resources.limits"
+PYTORCH = "spec.pytorchReplicaSpecs.Worker.template.spec.containers[name=pytorch]"
+
+
+@pytest.mark.parametrize("width", [70, 80, 100])
+def test_a_field_path_longer_than_a_line_breaks_between_its_fields(width):
+    """Issue 19: a path too long for a whole line is broken before a `.field` or `[`, never inside a word or a
+    `[name=…]` selector, and its first fields end the line it starts on (no line left nearly empty)."""
+    text = f"Raise the memory limit. Where: JobSet llama-ft, {JOBSET}, not the pod."
+    lines = fill(text, "  Fix: ", width, "    ")
+    assert all(width_of(line) <= width for line in lines), lines
+    joined = lines[0].strip()
+    for line in lines[1:]:   # a continued path joins without a space; words with one
+        piece = line.strip()
+        joined += piece if piece[0] in ".[" else " " + piece
+    assert joined == "Fix: " + text, lines
+    assert any(line.strip()[0] in ".[" for line in lines[1:]), lines   # the path was broken between fields
+    for line in lines:   # never inside a word or a selector: every `[` on a line is closed on it
+        assert line.count("[") == line.count("]"), lines
+    assert width_of(lines[0]) > width - 16, lines   # the path's first fields end the first line
+
+
+def test_a_report_s_long_owner_path_breaks_between_fields(capsys, monkeypatch):
+    """End to end: a PyTorchJob worker's container path (82 columns) in an 80-column report."""
+    monkeypatch.setenv("COLUMNS", "80")
+    case = os.path.join(CASES, "..", "realworld", "failing", "sched-xid-unhealthy-gpu-fragment")
+    text = _run(["--from", case, "--color", "never"], capsys)
+    path = "spec.pytorchReplicaSpecs.Worker.template.spec.containers[name=pytorch].resources"
+    lines = text.splitlines()
+    i = next(n for n, line in enumerate(lines) if line.endswith("spec.pytorchReplicaSpecs"))
+    assert lines[i].split()[-1] + lines[i + 1].split()[0] == path, lines[i:i + 2]   # one break, before `.Worker`
+    assert not too_wide(text, 80)
+
+
+def test_a_field_path_that_fits_a_line_is_moved_whole_and_a_plain_word_still_splits():
+    text = f"Where: PyTorchJob bert-ft, {PYTORCH}, not the pod."
+    lines = fill(text, "  Fix: ", 80, "    ")
+    assert any(PYTORCH in line for line in lines), lines
+    word = "x" * 100   # no field boundary: split where it must be, as before
+    assert [len(line) for line in fill("a " + word, "  ", 40, "    ")] == [3, 40, 40, 32]
+
+
 @pytest.mark.parametrize("cmd", [
     "kubectl get pods -A --field-selector spec.nodeName=ip-10-1-0-11.ec2.internal -o wide   # who holds the GPUs",
     "kubectl get events -n ml --field-selector involvedObject.name=llm-finetune-0 --sort-by=.lastTimestamp",

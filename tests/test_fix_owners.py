@@ -241,3 +241,280 @@ def test_a_kueue_job_is_re_created_and_queued_again():
     pod = _pod("ft-x2x9q", {"batch.kubernetes.io/job-name": "ft"}, _ref("Job", "ft", "batch/v1"))
     fix, _ = place(fix_target(_ev(pod, job), pod), "Raise its memory limit.", "# container main\nresources: {}", "main")
     assert "kubectl replace --force -f ft.yaml" in fix and "LocalQueue team-a" in fix, fix
+
+
+def _kserve_pod(account="default", init_env=None, model_env=None, ann=None):
+    """A KServe predictor pod as KServe's pod mutator leaves it: its storage-initializer (not in any template) downloads
+    the storageUri; the model container may read a token Secret of its own (kserve/website#482)."""
+    pod = _pod("llm-predictor-6c9d9b8f7-zq5lm", {"serving.kserve.io/inferenceservice": "llm", "component": "predictor"},
+               _ref("ReplicaSet", "llm-predictor-6c9d9b8f7", "apps/v1"), containers=("kserve-container",),
+               init=("storage-initializer",), env=model_env, annotations=ann)
+    init = pod["spec"]["initContainers"][0]
+    init.update(image="kserve/storage-initializer:v0.14.1", args=["hf://meta-llama/meta-llama-3-8b-instruct", "/mnt/models"])
+    if init_env:
+        init["env"] = init_env
+    pod["spec"]["serviceAccountName"] = account
+    return pod
+
+
+def _isvc(account=None, uri="hf://meta-llama/meta-llama-3-8b-instruct"):
+    predictor = {"model": {"modelFormat": {"name": "huggingface"}, "storageUri": uri}}
+    if account:
+        predictor["serviceAccountName"] = account
+    return {"apiVersion": "serving.kserve.io/v1beta1", "kind": "InferenceService",
+            "metadata": {"name": "llm", "namespace": "ml"}, "spec": {"predictor": predictor}}
+
+
+HF_ENV = [{"name": "HF_TOKEN", "valueFrom": {"secretKeyRef": {"name": "hf-secret", "key": "HF_TOKEN"}}}]
+
+
+def test_kserve_storage_initializer_fix_points_at_the_inferenceservice_and_its_service_account():
+    """Issue 19: the injected storage-initializer is in no template; its token comes from the Secrets of the
+    ServiceAccount spec.predictor.serviceAccountName names, so the fix names those, never the container."""
+    from kubectl_gpudoctor.fixes import place
+    pod = _kserve_pod(model_env=HF_ENV)
+    fix, snippet = place(fix_target(_ev(pod, _isvc()), pod), "Give it an HF_TOKEN.", "", "storage-initializer")
+    assert "InferenceService llm, spec.predictor.model.storageUri" in fix, fix
+    assert "Secret hf-secret (container kserve-container reads it) with key HF_TOKEN" in fix, fix
+    assert "sets no spec.predictor.serviceAccountName" in fix and "pod template of" not in fix, fix
+    assert snippet.splitlines() == [
+        "kubectl create serviceaccount llm-storage -n ml",
+        "kubectl patch serviceaccount llm-storage -n ml -p '{\"secrets\":[{\"name\":\"hf-secret\"}]}'",
+        "kubectl patch inferenceservice llm -n ml --type=merge -p "
+        "'{\"spec\":{\"predictor\":{\"serviceAccountName\":\"llm-storage\"}}}'"], snippet
+
+
+def test_kserve_storage_initializer_with_an_account_and_a_wrongly_keyed_secret():
+    """A named ServiceAccount: the Secret goes in its list (one patch, then a new pod); a Secret keyed `token` must
+    carry HF_TOKEN, the only key KServe's hf credentials read (pkg/credentials/hf)."""
+    from kubectl_gpudoctor.fixes import place
+    env = [{"name": "HF_TOKEN", "valueFrom": {"secretKeyRef": {"name": "hf", "key": "token"}}}]
+    pod = _kserve_pod(account="llm-sa", model_env=env)
+    fix, snippet = place(fix_target(_ev(pod, _isvc("llm-sa")), pod), "Give it an HF_TOKEN.", "", "storage-initializer")
+    assert "InferenceService llm's spec.predictor.serviceAccountName names it" in fix, fix
+    assert "under key HF_TOKEN (KServe reads no other key; hf holds it as token)" in fix, fix
+    assert snippet.splitlines()[0] == "kubectl patch serviceaccount llm-sa -n ml -p '{\"secrets\":[{\"name\":\"hf\"}]}'"
+
+
+def test_kserve_storage_initializer_secrets_already_injected_or_settings_left_blank():
+    from kubectl_gpudoctor.fixes import place
+    s3 = [{"name": "AWS_ACCESS_KEY_ID", "valueFrom": {"secretKeyRef": {"name": "s3creds", "key": "AWS_ACCESS_KEY_ID"}}},
+          {"name": "S3_ENDPOINT", "value": ""}]
+    pod = _kserve_pod(account="kserve-sa", init_env=s3)
+    ev = _ev(pod, _isvc("kserve-sa", "s3://models/llama"))
+    fix, snippet = place(fix_target(ev, pod), "Fix its credentials.", "", "storage-initializer")
+    assert "S3_ENDPOINT is empty: KServe sets it from annotation serving.kserve.io/s3-endpoint on Secret s3creds" in fix
+    assert snippet.startswith("kubectl annotate secret s3creds -n ml serving.kserve.io/s3-endpoint="), snippet
+    pod["spec"]["initContainers"][0]["env"] = s3[:1]
+    fix, snippet = place(fix_target(ev, pod), "Fix its credentials.", "", "storage-initializer")
+    assert "KServe passed it Secret s3creds through that account" in fix and f"kubectl delete pod {pod['metadata']['name']}" in fix
+    # the model container itself is still the InferenceService's spec.predictor.model
+    fix, _ = place(fix_target(ev, pod), "Raise its memory limit.", "# container kserve-container\nresources: {}",
+                   "kserve-container")
+    assert "InferenceService llm, spec.predictor.model" in fix and "storageUri" not in fix, fix
+
+
+def _volcano(plugins):
+    job = {"apiVersion": "batch.volcano.sh/v1alpha1", "kind": "Job", "metadata": {"name": "train", "namespace": "ml"},
+           "spec": {"schedulerName": "volcano", "plugins": plugins, "tasks": [{"name": "worker", "replicas": 2}]}}
+    pod = _pod("train-worker-0", {"volcano.sh/job-name": "train", "volcano.sh/task-spec": "worker"},
+               _ref("Job", "train", "batch.volcano.sh/v1alpha1"))
+    return pod, job
+
+
+@pytest.mark.parametrize("plugins,kind,ref,says", [
+    ({"env": [], "svc": []}, "ConfigMap", "train-svc", "from its spec.plugins (now: env, svc). Its controller"),
+    ({"ssh": []}, "Secret", "train-ssh", "the ssh plugin of Volcano Job train generates it"),
+    ({"env": []}, "ConfigMap", "train-svc", "spec.plugins does not list svc (now: env), yet the pods mount it"),
+    ({"svc": []}, "ConfigMap", "train-config", None),   # the user's own ConfigMap: create it
+    ({"svc": []}, "Secret", "train-svc", None),
+])
+def test_a_volcano_plugins_object_is_generated_not_created_by_hand(plugins, kind, ref, says):
+    """Issue 19: `configmap "<job>-svc" not found` (volcano-sh/volcano#1894) is the svc plugin's, made by the Volcano
+    controller: the fix names the Volcano Job's spec.plugins and re-creating the job, never `kubectl create`."""
+    from kubectl_gpudoctor.fixes import generated_fix
+    pod, job = _volcano(plugins)
+    got = generated_fix(fix_target(_ev(pod, job), pod), kind, ref)
+    if says is None:
+        assert got is None
+        return
+    fix, commands = got
+    assert says in fix and f"Do not create {kind} {ref} by hand" in fix, fix
+    assert commands.splitlines()[-1] == "kubectl replace --force -f train.yaml" and "create" not in commands
+
+
+def _rejected(kind, api, labels=None, owner=None, template=None, message=None):
+    """A workload whose FailedCreate event says admission refused its pods (wording: data/admission_messages.py)."""
+    meta = {"name": "llm-worker", "namespace": "ml", "uid": "u-wl", "labels": labels or {}}
+    if owner:
+        meta["ownerReferences"] = [dict(owner, controller=True, uid="u-" + owner["name"])]
+    tmpl = template or {"spec": {"runtimeClassName": "nvidia-cdi",
+                                 "containers": [{"name": "vllm", "image": "vllm/vllm-openai:v0.6.3"}]}}
+    wl = {"apiVersion": api, "kind": kind, "metadata": meta, "spec": {"replicas": 2, "template": tmpl},
+          "status": {"replicas": 0, "readyReplicas": 0}}
+    event = {"apiVersion": "v1", "kind": "Event", "type": "Warning", "reason": "FailedCreate", "count": 24,
+             "metadata": {"name": "llm-worker.17f", "namespace": "ml"},
+             "involvedObject": {"kind": kind, "name": "llm-worker", "namespace": "ml", "uid": "u-wl"},
+             "lastTimestamp": "2026-12-01T10:19:33Z",
+             "message": message or 'create Pod llm-worker-0 in StatefulSet llm-worker failed error: pods "llm-worker-0" '
+                                   'is forbidden: pod rejected: RuntimeClass "nvidia-cdi" not found'}
+    ev = Evidence(target=Target(kind, "llm-worker", "ml"))
+    for o in (wl, event):
+        ev.add(o)
+    ev.sources = {"events"}
+    return ev
+
+
+@pytest.mark.parametrize("kind,api,labels,owner,says", [
+    ("StatefulSet", "apps/v1", {}, None,
+     "Where: StatefulSet llm-worker, spec.template.spec.runtimeClassName: `kubectl edit statefulset llm-worker -n ml`"),
+    ("Job", "batch/v1", {}, None,   # a Job's template is immutable: saved, changed and re-created
+     "Where: Job llm-worker, spec.template.spec.runtimeClassName, not the pod. A Job's pod template is fixed"),
+    ("StatefulSet", "apps/v1", {"app.kubernetes.io/managed-by": "Helm", "app.kubernetes.io/instance": "llm"}, None,
+     "It belongs to Helm release llm"),
+    ("Deployment", "apps/v1", {"serving.kserve.io/inferenceservice": "llm", "component": "predictor"},
+     _ref("InferenceService", "llm", "serving.kserve.io/v1beta1"),
+     "Where: InferenceService llm, spec.predictor.runtimeClassName (InferenceService llm named by"),
+])
+def test_rejected_pods_fix_names_the_workload_its_field_and_the_command(kind, api, labels, owner, says):
+    """Issue 19: the umbrella pod-creation-rejected fix said "the pod template"; it names the object, the field path
+    inside it and how to change it."""
+    from kubectl_gpudoctor.rules.workload.creation_rejected import pod_creation_rejected
+    hit = pod_creation_rejected(_rejected(kind, api, labels, owner))
+    assert hit.cause == "runtimeclass-not-found"
+    assert says in hit.fix and "in the pod template of " in hit.fix, hit.fix
+
+
+def test_rejected_pods_fix_names_the_container_whose_requests_the_quota_refuses():
+    from kubectl_gpudoctor.rules.workload.creation_rejected import pod_creation_rejected
+    msg = ('Error creating: pods "llm-worker-7f9c6d5b8-" is forbidden: failed quota: gpu-quota: must specify '
+           'limits.nvidia.com/gpu')
+    hit = pod_creation_rejected(_rejected("StatefulSet", "apps/v1", message=msg))
+    assert "StatefulSet llm-worker, spec.template.spec.containers[name=vllm].resources" in hit.fix, hit.fix
+
+
+@pytest.mark.parametrize("fix,want", [
+    ("Give container fetch an HF_TOKEN from a Secret, for an account granted the model.",
+     "Where: StatefulSet sd, spec.template.spec.initContainers[name=fetch] — not the pod"),
+    ("Raise spec.activeDeadlineSeconds of the pod template (or remove it).",
+     "Where: StatefulSet sd, spec.template.spec.activeDeadlineSeconds — not the pod"),
+    ("Check that the image exists and give the pod registry credentials: an imagePullSecret.",
+     "Where: StatefulSet sd, spec.template.spec.imagePullSecrets — not the pod"),
+    ("Create Secret hf in namespace ml (or fix the reference in container main); values are never shown here.",
+     "Where: StatefulSet sd, spec.template.spec.containers[name=main] — not the pod"),
+    ("Create ConfigMap c in namespace ml (or fix the reference in volume cfg); values are never shown here.",
+     "Where: StatefulSet sd, spec.template.spec.volumes[name=cfg] — not the pod"),
+    ("Give container ghost an HF_TOKEN.", None),   # not a container of the pod: nothing to place
+    ("Put a valid read token into Secret hf, then delete the pod to retry now.", None),   # changes no spec
+])
+def test_a_fix_whose_words_change_the_pod_names_the_owner(fix, want):
+    """Issue 19: rules that set no `edits` but whose fix changes the pod (a token for an init container, a template
+    field, registry credentials, a reference) name the owner, its field path and the command."""
+    from kubectl_gpudoctor.fixes import place
+    sts = {"apiVersion": "apps/v1", "kind": "StatefulSet", "metadata": {"name": "sd", "namespace": "ml"},
+           "spec": {"template": {"spec": {"containers": [{"name": "main", "image": "img"}],
+                                          "initContainers": [{"name": "fetch", "image": "img"}]}}}}
+    pod = _pod("sd-0", {"app": "sd"}, _ref("StatefulSet", "sd", "apps/v1"), init=("fetch",))
+    got, _ = place(fix_target(_ev(pod, sts), pod), fix, "", None)
+    if want is None:
+        assert got == fix
+    else:
+        assert got.startswith(fix) and want in got and "`kubectl edit statefulset sd -n ml`" in got, got
+
+
+@pytest.mark.parametrize("owner,obj_labels,fix,want", [
+    (_ref("Job", "ft", "batch.volcano.sh/v1alpha1"), None,
+     "(the PodGroup ft-9a7a spec.queue=team-a)", "Where: Volcano Job ft, spec.queue"),
+    (_ref("Deployment", "web", "apps/v1"), None, "(the annotation scheduling.volcano.sh/queue-name=render-q)",
+     "Where: Deployment web, spec.template.metadata.annotations[scheduling.volcano.sh/queue-name]"),
+    (_ref("Job", "ft", "batch/v1"), {"kueue.x-k8s.io/queue-name": "user-queue"},   # Kueue reads the Job's own label
+     "(the label kueue.x-k8s.io/queue-name=user-queue)", "Where: Job ft, metadata.labels[kueue.x-k8s.io/queue-name]"),
+])
+def test_a_queue_fix_names_where_the_owner_names_its_queue(owner, obj_labels, fix, want):
+    from kubectl_gpudoctor.fixes import place
+    objs = []
+    if obj_labels is not None:
+        objs = [{"apiVersion": owner["apiVersion"], "kind": owner["kind"],
+                 "metadata": {"name": owner["name"], "namespace": "ml", "labels": obj_labels},
+                 "spec": {"template": {"spec": {"containers": [{"name": "main", "image": "img"}]}}}}]
+    pod = _pod("ft-0", {"volcano.sh/job-name": "ft"} if "volcano" in owner["apiVersion"] else {}, owner)
+    text = "Point the pod template at a queue that exists, is a leaf and is open " + fix + ", or create / open it."
+    got, _ = place(fix_target(_ev(pod, *objs), pod), text, "", None)
+    assert want in got, got
+
+
+@pytest.mark.parametrize("fix,container,want", [
+    ("Wait for GPUs to free up, or lower the request if the workload can run on fewer GPUs.", None,
+     "Where: Deployment web, spec.template.spec.containers[name=server].resources ("),   # the GPU one
+    ("Request at most 8 GPU units per pod, or add nodes with at least 16 GPUs.", None,
+     "Where: Deployment web, spec.template.spec.containers[name=server].resources"),
+    ("Use an image or wheel built for this GPU's compute capability.", "server",
+     "Where: Deployment web, spec.template.spec.containers[name=server].image"),
+    ("Keep the model on a volume and set HF_HUB_OFFLINE=1 so start-up does not call the hub.", "server",
+     "Where: Deployment web, spec.template.spec.containers[name=server].env"),
+    ("Use an image or wheel built for this GPU.", None, None),   # which container: not said, nothing placed
+])
+def test_a_request_image_or_env_fix_names_the_owner_container_field(fix, container, want):
+    from kubectl_gpudoctor.fixes import place
+    pod = _pod("web-1", {"app": "web"}, _ref("Deployment", "web", "apps/v1"), containers=("sidecar", "server"))
+    pod["spec"]["containers"][1]["resources"] = {"limits": {"nvidia.com/gpu": "2"}}
+    got, _ = place(fix_target(_ev(pod), pod), fix, "", container)
+    assert (want in got) if want else got == fix, got
+
+
+def test_kserve_storage_initializer_without_a_known_secret_or_credentials_to_give():
+    """No Secret known: the one KServe's docs name (storage-config), created with a placeholder only for the value;
+    a pvc:// model needs no credentials: the URI is what to fix."""
+    from kubectl_gpudoctor.fixes import place
+    pod = _kserve_pod(account="sa1")
+    pod["spec"]["initContainers"][0]["args"] = ["s3://models/llama", "/mnt/models"]
+    fix, snippet = place(fix_target(_ev(pod, _isvc("sa1", "s3://models/llama")), pod), "Fix it.", "", "storage-initializer")
+    assert "with keys AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY and annotations serving.kserve.io/s3-endpoint" in fix
+    assert snippet.splitlines()[0] == ("kubectl create secret generic storage-config -n ml --from-literal="
+                                       "AWS_ACCESS_KEY_ID=<aws-access-key-id> --from-literal=AWS_SECRET_ACCESS_KEY="
+                                       "<aws-secret-access-key>"), snippet
+    pod["spec"]["initContainers"][0]["args"] = ["pvc://models/llama", "/mnt/models"]
+    fix, snippet = place(fix_target(_ev(pod, _isvc("sa1", "pvc://models/llama")), pod), "Fix it.", "", "storage-initializer")
+    assert fix.endswith("Fix that URI: `kubectl edit inferenceservice llm -n ml`.") and "credentials" not in fix
+    assert snippet == ""
+
+
+@pytest.mark.parametrize("predictor", ["x", {"model": ["not", "a", "map"]}, {"model": {"storageUri": 7}}])
+def test_a_malformed_inferenceservice_still_gets_a_storage_fix_from_the_pod(predictor):
+    """A custom resource's fields are not shape-checked (kube/shapes.py): the fix falls back on the pod's own words."""
+    from kubectl_gpudoctor.fixes import place
+    pod = _kserve_pod(model_env=HF_ENV)
+    isvc = dict(_isvc(), spec={"predictor": predictor})
+    fix, _ = place(fix_target(_ev(pod, isvc), pod), "Give it an HF_TOKEN.", "", "storage-initializer")
+    assert "download hf://meta-llama/meta-llama-3-8b-instruct (InferenceService llm" in fix, fix
+
+
+@pytest.mark.parametrize("kind,api,runtimeclasses,patch", [
+    ("StatefulSet", "apps/v1", ["nvidia", "kata"], "kubectl patch statefulset llm-worker -n ml --type=merge -p "
+                                                  "'{\"spec\":{\"template\":{\"spec\":{\"runtimeClassName\":\"nvidia\"}}}}'"),
+    ("StatefulSet", "apps/v1", ["kata", "gvisor"], None),   # which one: not ours to guess
+    ("Job", "batch/v1", ["nvidia"], None),                   # a Job's template is immutable: no patch
+])
+def test_a_missing_runtimeclass_patch_names_an_existing_one(kind, api, runtimeclasses, patch):
+    from kubectl_gpudoctor.rules.workload.creation_rejected import pod_creation_rejected
+    ev = _rejected(kind, api)
+    for rc in runtimeclasses:
+        ev.add({"apiVersion": "node.k8s.io/v1", "kind": "RuntimeClass", "metadata": {"name": rc}, "handler": rc})
+    hit = pod_creation_rejected(ev)
+    lines = hit.snippet.splitlines()
+    assert lines[0] == "kubectl get runtimeclass"
+    assert (lines[1].split("   #")[0] if len(lines) > 1 else None) == patch, lines
+
+
+def test_a_refused_statefulset_s_report_names_it_its_field_and_the_patch():
+    """End to end (a saved StatefulSet whose FailedCreate names RuntimeClass nvidia-cdi, RuntimeClass nvidia listed):
+    the finding behind the root cause names the StatefulSet, the field and the commands."""
+    from tests.casebook import diagnose
+    diag = diagnose(os.path.join(CASES, "pod-creation-rejected", "fail-statefulset-runtimeclass-admission"))
+    assert diag.root_cause == "runtimeclass-not-found"
+    f = next(f for f in diag.findings if (f.cause or f.id) == diag.root_cause)
+    assert "Where: StatefulSet train, spec.template.spec.runtimeClassName: `kubectl edit statefulset train -n " \
+           "research`" in f.remediation, f.remediation
+    assert "the pod template or" not in f.remediation
+    assert ("kubectl patch statefulset train -n research --type=merge -p "
+            "'{\"spec\":{\"template\":{\"spec\":{\"runtimeClassName\":\"nvidia\"}}}}'") in f.snippet, f.snippet

@@ -17,6 +17,7 @@ KINDS = {
     "batch": {"Job": ("job", True), "CronJob": ("cronjob", True)},
     "": {"Pod": ("pod", True)},
     "serving.kserve.io": {"InferenceService": ("inferenceservice", True)},
+    "serving.kubeflow.org": {"InferenceService": ("inferenceservice.serving.kubeflow.org", True)},   # KFServing
     "serving.knative.dev": {"Service": ("ksvc", True), "Configuration": ("configuration.serving.knative.dev", True),
                             "Revision": ("revision.serving.knative.dev", True)},
     "ray.io": {"RayCluster": ("raycluster", True), "RayService": ("rayservice", True), "RayJob": ("rayjob", True)},
@@ -45,6 +46,7 @@ _REPLICA_IN_NAME = re.compile(r"-(master|worker|chief|ps|evaluator|launcher)-\d+
 LABEL_OWNERS = (
     ("serving.knative.dev/service", "serving.knative.dev/v1", "Service"),
     ("serving.kserve.io/inferenceservice", "serving.kserve.io/v1beta1", "InferenceService"),
+    ("serving.kubeflow.org/inferenceservice", "serving.kubeflow.org/v1beta1", "InferenceService"),   # KFServing
     ("ray.io/cluster", "ray.io/v1", "RayCluster"),
     ("jobset.sigs.k8s.io/jobset-name", "jobset.x-k8s.io/v1alpha2", "JobSet"),
     ("leaderworkerset.sigs.k8s.io/name", "leaderworkerset.x-k8s.io/v1", "LeaderWorkerSet"),
@@ -92,6 +94,7 @@ class FixTarget:
     manager: Optional[Tuple[str, str, str]] = None   # (tool, name, how it is known): helm / argocd / flux-*
     webhooks: List[str] = field(default_factory=list)  # MutatingWebhookConfigurations that match the pod
     webhook_gap: Optional[str] = ""   # why they are unknown ("" when not needed; None when read and none matched)
+    storage: Optional["StorageInit"] = None   # KServe's injected model download, when the pod has one
 
     @property
     def bare(self) -> bool:
@@ -131,13 +134,18 @@ class FixTarget:
 
     def resource(self) -> Tuple[str, str]:
         """(the name kubectl takes for the top object's kind, ` -n NAMESPACE` or "" for a cluster-scoped one)."""
-        resource, namespaced = KINDS.get(self.top.group, {}).get(self.top.kind, (None, True))
-        resource = resource or (f"{self.top.kind.lower()}.{self.top.group}" if self.top.group else self.top.kind.lower())
+        resource, namespaced = resource_of(self.top)
         return resource, (f" -n {self.namespace}" if namespaced else "")
 
     def edit_command(self) -> str:
         resource, where = self.resource()
         return f"kubectl edit {resource} {self.top.name}{where}"
+
+
+def resource_of(link: Link) -> Tuple[str, bool]:
+    """(the name kubectl takes for the object's kind, whether it is namespaced)."""
+    resource, namespaced = KINDS.get(link.group, {}).get(link.kind, (None, True))
+    return resource or (f"{link.kind.lower()}.{link.group}" if link.group else link.kind.lower()), namespaced
 
 
 def fix_target(ev, pod: Optional[dict]) -> Optional[FixTarget]:
@@ -146,6 +154,7 @@ def fix_target(ev, pod: Optional[dict]) -> Optional[FixTarget]:
     chain = owner_chain(ev, pod)
     top = chain[-1] if chain else Link("Pod", name(pod), "v1", pod)
     ft = FixTarget(pod=pod, top=top, chain=chain, manager=management(chain[::-1], pod))
+    ft.storage = storage_init(pod, chain)
     if any(injected(ft, c.get("name")) for part in ("containers", "initContainers") for c in spec(pod).get(part) or []):
         gap = None if ev.all("MutatingWebhookConfiguration") else ev.gap(WEBHOOKS)
         ft.webhooks = [] if gap else mutating_webhooks(ev, pod)
@@ -432,3 +441,127 @@ def mutating_webhooks(ev, pod: dict) -> List[str]:
                 out.append(f"{name(cfg)} (webhook {hook.get('name')})")
                 break
     return out[:4]
+
+
+# --- KServe's storage-initializer (data/kserve_storage.py) ---------------------------------------------------------
+
+@record
+class StorageInit:
+    """Where the model download of KServe's injected storage-initializer is configured: the InferenceService's
+    storageUri, and the ServiceAccount whose Secrets KServe turns into its credentials."""
+    isvc: Link
+    path: str                 # the storageUri's field path inside the InferenceService
+    uri: str
+    account: str              # the pod's ServiceAccount: the one KServe read
+    account_set: bool         # named by the InferenceService (else KServe fell back to `default`)
+    attached: List[Tuple[str, str]] = field(default_factory=list)    # (Secret, key) KServe injected from it
+    candidates: List[Tuple[str, str]] = field(default_factory=list)  # (Secret, key) other containers read
+    blank: List[Tuple[str, str]] = field(default_factory=list)       # (env, annotation) injected empty
+
+    @property
+    def scheme(self) -> str:
+        return self.uri.split("://", 1)[0].lower() if "://" in self.uri else ""
+
+    @property
+    def operator(self) -> str:
+        return "KFServing" if self.isvc.group == "serving.kubeflow.org" else "KServe"
+
+    @property
+    def prefix(self) -> str:
+        """The annotation prefix KServe (or KFServing) reads: `serving.kserve.io`."""
+        return self.isvc.group or "serving.kserve.io"
+
+
+def _map(value) -> dict:
+    return value if isinstance(value, dict) else {}
+
+
+def _text(value) -> str:
+    return value if isinstance(value, str) else ""
+
+
+def storage_init(pod: dict, chain: List[Link]) -> Optional[StorageInit]:
+    """The storage-initializer KServe added to this pod, with what configures it; None for other pods."""
+    from ..data import kserve_storage as ks
+    init = next((c for c in spec(pod).get("initContainers") or [] if c.get("name") == ks.NAME), None)
+    isvc = next((ln for ln in chain if ln.kind == "InferenceService" and ln.group in ks.GROUPS), None)
+    if init is None or isvc is None:
+        return None
+    comp = _kserve_component(labels(pod))
+    section = _map(spec(isvc.obj).get(comp))   # a custom resource: no schema checked its shape
+    key = _kserve_model_key(isvc.obj) if comp == "predictor" else None
+    model = _map(section.get(key)) if key else {}
+    ann = annotations(pod)
+    uri = (_text(model.get("storageUri")) or next((ann[a] for a in ks.SOURCE_ANNOTATIONS if ann.get(a)), None)
+           or _text(next(iter(init.get("args") or []), "")) or "")
+    if isvc.obj is None and isvc.group != "serving.kserve.io":
+        key = None   # KFServing's framework keys (tensorflow, triton…): which one is not known without the object
+    path = f"spec.{comp}.{key}.storageUri" if key else f"spec.{comp}'s storageUri"
+    account = _text(spec(pod).get("serviceAccountName")) or _text(spec(pod).get("serviceAccount")) or "default"
+    attached, blank = [], []
+    for e in init.get("env") or []:
+        ref = ((e.get("valueFrom") or {}).get("secretKeyRef") or {})
+        if ref.get("name"):
+            attached.append((ref["name"], ref.get("key") or e.get("name") or ""))
+        elif e.get("name") in ks.S3_SETTINGS and not str(e.get("value") or "").strip() and "valueFrom" not in e:
+            blank.append((e["name"], ks.S3_SETTINGS[e["name"]]))
+    wanted = set(ks.SCHEMES.get(uri.split("://", 1)[0].lower() if "://" in uri else "", ((),))[0])
+    candidates = []
+    for c in spec(pod).get("containers") or []:
+        for e in c.get("env") or []:
+            ref = ((e.get("valueFrom") or {}).get("secretKeyRef") or {})
+            pair = (ref.get("name"), ref.get("key"))
+            if pair[0] and (pair[1] in wanted or e.get("name") in wanted) and pair not in candidates:
+                candidates.append(pair)
+    return StorageInit(isvc=isvc, path=path, uri=uri, account=account,
+                       account_set=bool(section.get("serviceAccountName")) if isvc.obj is not None
+                       else account != "default",
+                       attached=attached, candidates=candidates, blank=blank)
+
+
+# --- objects an operator generates for its workload ---------------------------------------------------------------
+
+# (owner's API group, owner kind, generated kind, name suffix after the owner's name, the plugin that makes it, what
+# it holds). Volcano's job plugins (volcano-sh/volcano pkg/controllers/job/plugins; docs "job plugins"): svc writes
+# ConfigMap `<job>-svc` (the tasks' host files, mounted at /etc/volcano) and a headless Service, ssh a Secret
+# `<job>-ssh` (a ConfigMap before v1.1) with the key pair. vc-controller-manager creates them when the Job starts:
+# a pod that waits for one waits on the controller, not on the user (volcano-sh/volcano#1894).
+GENERATED = (
+    ("batch.volcano.sh", "Job", "ConfigMap", "-svc", "svc", "the tasks' host files, mounted at /etc/volcano"),
+    ("batch.volcano.sh", "Job", "Secret", "-ssh", "ssh", "the tasks' SSH key pair"),
+    ("batch.volcano.sh", "Job", "ConfigMap", "-ssh", "ssh", "the tasks' SSH key pair"),
+)
+
+
+@record
+class Generated:
+    """An object the pod's operator creates for it: never created by hand."""
+    owner: Link
+    plugin: str
+    holds: str
+
+
+def generated(ft: Optional[FixTarget], kind: str, ref: str) -> Optional[Generated]:
+    """The operator-made object `kind ref` is, for this pod's chain (a Volcano Job's `<job>-svc`), or None."""
+    if ft is None:
+        return None
+    for group, owner_kind, gen_kind, suffix, plugin, holds in GENERATED:
+        for link in ft.chain:
+            if (link.group, link.kind) == (group, owner_kind) and kind == gen_kind and ref == link.name + suffix:
+                return Generated(owner=link, plugin=plugin, holds=holds)
+    return None
+
+
+def queue_field(ft: FixTarget, what: Optional[str], key: Optional[str]) -> str:
+    """Where the batch-scheduler queue is named inside the object to edit: a Volcano Job's spec.queue (its PodGroup
+    copies it), else the label or annotation `key` (`what`) on the object itself when it carries it (Kueue reads the
+    workload's own metadata.labels), or on its pod template (Volcano's and KAI's pod-level keys)."""
+    top = ft.top
+    if (top.group, top.kind) == ("batch.volcano.sh", "Job") or not key:
+        return "spec.queue"
+    field = "labels" if what == "label" else "annotations"
+    on_top = (meta(top.obj) if top.obj is not None else {}).get(field) or {}
+    pod_path = ft.pod_path() or ""
+    if key in on_top or key.startswith("kueue.") or not pod_path.endswith(".spec"):
+        return f"metadata.{field}[{key}]"
+    return f"{pod_path[: -len('.spec')]}.metadata.{field}[{key}]"

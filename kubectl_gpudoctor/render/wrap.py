@@ -87,11 +87,17 @@ def fill(text: str, first: str, width: Optional[int], rest: Optional[str] = None
             used += w + (len(sep) if line else 0)
             line += (sep if line else "") + word
             continue
+        if width_of(rest) + w > width and line:   # longer than a whole line: its first pieces end this one
+            room = width - used - len(sep)
+            n = _boundary(word, room) if room >= MIN_PIECE else 0
+            if n:
+                line, word = line + sep + word[:n], word[n:]
+                w = width_of(word)
         if line:
             lines.append(prefix + line)
             prefix, line, used = rest, "", width_of(rest)
-        while used + w > width:   # longer than a whole line: split where it must be
-            n = _take(word, max(width - used, 1))
+        while used + w > width:   # longer than a whole line: split between a path's fields, else where it must be
+            n = _boundary(word, width - used) or _take(word, max(width - used, 1))
             lines.append(prefix + word[:n])
             prefix, word, used = rest, word[n:], width_of(rest)
             w = width_of(word)
@@ -99,6 +105,22 @@ def fill(text: str, first: str, width: Optional[int], rest: Optional[str] = None
     if line:
         lines.append(prefix + line)
     return lines or [first.rstrip()]
+
+
+MIN_PIECE = 12   # columns left on a line below which a long word starts on the next one instead
+_BEFORE, _AFTER = ".[", "/,=-"
+
+
+def _boundary(word: str, columns: int) -> int:
+    """Where to split a word too long for a line within `columns`: before a path's `.field` or `[`, after `/`, `,`,
+    `=` or `-`, never inside `[...]` (`spec.replicatedJobs[name=w].template` | `.spec`); 0 when none fits."""
+    limit, best, depth = min(_take(word, columns), len(word) - 1), 0, 0
+    for i in range(1, limit + 1):
+        prev = word[i - 1]
+        depth += (prev == "[") - (prev == "]")
+        if depth == 0 and (word[i] in _BEFORE or prev in _AFTER):
+            best = i
+    return best
 
 
 def _words(text: str):

@@ -3,7 +3,8 @@ from __future__ import annotations
 
 import re
 
-from ...kube import podstate
+from ...fixes import generated_fix
+from ...kube import owners, podstate
 from ...data import event_signatures as sigs
 from ...data.cuda_driver import split_image
 from ...kube.objects import PUBLISHED_CONFIGMAPS, config_references, name, spec
@@ -68,7 +69,7 @@ def missing_config_reference(ev):
             return Hit(f"{ref['kind']} {ref['name']} (used by {ref['where']}) does not exist in namespace "
                        f"{ev.target.namespace}.",
                        [Line("spec", ref["where"], what), Line("object", source, f"{ref['kind']} {ref['name']} not found")],
-                       values=_values(ref["kind"], ref["name"], ref["where"], ev.pod))
+                       values=_values(ref["kind"], ref["name"], ref["where"], ev.pod), **_made(ev, ref["kind"], ref["name"]))
         if ev.gap(source) and not ev.get(ref["kind"], ref["name"]):
             unknown = unknown or Unknown.from_gap(ev.gap(source))
     return unknown
@@ -112,7 +113,14 @@ def _config_hit(ev, m, where, lines, head):
                    values=_values(kind, ref, where, ev.pod),
                    fix=f"Do not recreate {kind} {ref}: it exists. The kubelet retries on its next sync; if the container "
                        f"stays in CreateContainerConfigError, delete the pod: $recreates.")
-    return Hit(f"{head}: {what} does not exist.", lines, values=_values(kind, ref, where, ev.pod))
+    return Hit(f"{head}: {what} does not exist.", lines, values=_values(kind, ref, where, ev.pod),
+               **({} if m.group("key") else _made(ev, kind, ref)))
+
+
+def _made(ev, kind, ref) -> dict:
+    """The fix for an object the pod's operator generates (a Volcano Job's `<job>-svc`): fixes.py's, not "create it"."""
+    made = generated_fix(owners.fix_target(ev, ev.pod), kind, ref)
+    return {"fix": made[0], "snippet": made[1]} if made else {}
 
 
 def _values(kind, ref, where, pod=None):
