@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import re
 
+from ...gpu import stack as gpustack
 from ...logs import scan as logscan
 from ...kube import netpolicy, podstate
 from ...data import cni
@@ -56,13 +57,37 @@ def cni_failure(ev):
     m = next((m for m in (re.search(rx, text, re.S) for rx in cni.DETAILS) if m), None)
     detail = " ".join((m.group(1) if m else text).split()).rstrip("]'").strip()[:300]
     count = sum(int(e.get("count") or 1) for e in events)
+    msg = (f"The {key} CNI plugin could not set up the pod's network on node {node} ({event.get('reason')}, "
+           f"{count} attempt(s)): {detail}" + ("" if detail.endswith((".", "?")) else "."))
+    state, agent_pod = _agent_state(ev, node, key)
+    values, lines = {"agent": agent}, [event_line(event)]
+    if agent_pod is not None:
+        shown = f"{podstate.display_status(agent_pod)}, ready {gpustack.ready_count(agent_pod)}"
+        values.update(agentpod=f"{namespace(agent_pod)}/{name(agent_pod)}", agentstate=shown)
+        lines.append(Line("object", f"pods/{namespace(agent_pod)}/{name(agent_pod)}", shown))
+        msg += f" CNI agent pod {namespace(agent_pod)}/{name(agent_pod)} on the node: {shown}."
+    summary = cause.replace("-", " ")
+    if cause == "agent-down":   # the message names the agent's socket or files: its pod says whether it is down
+        fix, summary = cni.AGENT_FIXES[state], cni.AGENT_SUMMARY[state]
+        values["gap"] = ev.gap("pods").needs() if state == "unknown" and ev.gap("pods") else "pods on the node not listed"
     # a missing or unrequested attachment: rdma-device-missing names the NetworkAttachmentDefinition
     rank = DEFAULT if cause in ("attachment-missing", "device-not-requested") else None
-    return Hit(f"The {key} CNI plugin could not set up the pod's network on node {node} ({event.get('reason')}, "
-               f"{count} attempt(s)): {detail}" + ("" if detail.endswith((".", "?")) else "."),
-               [event_line(event)], values={"agent": agent}, fix=fix, rank=rank,
-               summary=f"CNI ({key}) cannot set up the pod network on {node}: {cause.replace('-', ' ')}",
+    return Hit(msg, lines, values=values, fix=fix, rank=rank,
+               summary=f"CNI ({key}) cannot set up the pod network on {node}: {summary}",
                next=[f"kubectl get pods -A -l {selector} --field-selector spec.nodeName={node} -o wide"] if selector else [])
+
+
+def _agent_state(ev, node, key):
+    """(down | healthy | absent | unknown, the agent pod): the CNI agent's pod on the node, as read. A plugin the
+    message does not name is any known agent."""
+    if not node or not gpustack.pods_known(ev, node):
+        return "unknown", None
+    wanted = [rx for k, rx in cni.AGENT_PODS.items() if k == key] or list(cni.AGENT_PODS.values())
+    pods = [p for p in ev.pods_on(node) if any(re.search(rx, s) for rx in wanted for s in gpustack.identity(p))]
+    if not pods:
+        return "absent", None
+    down = [p for p in pods if not gpustack.is_ready(p)]
+    return ("down", down[0]) if down else ("healthy", pods[0])
 
 
 def _plugin(text):

@@ -1,0 +1,184 @@
+"""Sub-explanations agree with the evidence (issue 19, point 4), over every rule case and every realworld case:
+
+- no "no GPU node" claim while the evidence lists a node with GPU capacity or allocatable (and no "no node advertises
+  R" while a node's allocatable holds R), no "no node carries GPU labels" while a node is labelled as a GPU node;
+- no "CNI agent down / not running" claim unless a CNI agent pod on the pod's node is in the evidence and not Ready;
+- a pod is not described as both Running and CrashLoopBackOff, and never as Running while kubectl's STATUS column
+  says CrashLoopBackOff.
+
+The report's own prose is judged (summaries, messages, fixes, snippets); quoted cluster text (events, logs) says
+what the cluster said and is not a claim of the tool. CNI agents are recognised here from their well-known
+DaemonSet and pod names, independently of the tool's data/cni.py."""
+import os
+import re
+
+import pytest
+
+from kubectl_gpudoctor.data import gpu_resources as gr
+from kubectl_gpudoctor.gpu import nodeview
+from kubectl_gpudoctor.kube import podstate
+from kubectl_gpudoctor.offline import load as offline
+from tests.casebook import all_cases, diagnose, target_kind
+from tests.conftest import ROOT
+
+REALWORLD = os.path.join(ROOT, "tests", "realworld")
+
+
+def _case_paths():
+    out = [pytest.param(p, id=f"cases/{rid}/{os.path.basename(p)}") for rid, _, p in all_cases()]
+    for kind in ("failing", "healthy"):
+        root = os.path.join(REALWORLD, kind)
+        out += [pytest.param(os.path.join(root, d), id=f"realworld/{kind}/{d}") for d in sorted(os.listdir(root))
+                if os.path.isfile(os.path.join(root, d, "bundle.yaml"))]
+    return out
+
+
+# --- what the evidence holds -------------------------------------------------------------------------------
+
+def _gpu_resources_of(node, field):
+    held = (node.get("status") or {}).get(field) or {}
+    return {r: v for r, v in held.items() if gr.lookup(r) and gr.lookup(r).counts and _count(v) > 0}
+
+
+def _count(value):
+    try:
+        return int(str(value))
+    except ValueError:
+        return 0
+
+
+def gpu_nodes(nodes):
+    """Nodes with a GPU-counting resource above 0 in capacity or allocatable."""
+    return [n for n in nodes if _gpu_resources_of(n, "capacity") or _gpu_resources_of(n, "allocatable")]
+
+
+def advertising(nodes, res):
+    return [n for n in nodes if _count(((n.get("status") or {}).get("allocatable") or {}).get(res, 0)) > 0]
+
+
+# The CNI agents' DaemonSets / pods (Calico, Cilium, AWS VPC CNI, flannel, Weave, Antrea, OVN-Kubernetes, Multus,
+# Azure CNS, SR-IOV device plugin): the tests' own list.
+_AGENT = re.compile(r"^(calico-node|cilium|aws-node|kube-flannel|flannel|weave-net|antrea-agent|ovnkube-node|"
+                    r"kube-multus|multus|azure-cns|kube-sriov-device-plugin|sriov-device-plugin)")
+
+
+def _is_agent(pod):
+    meta = pod.get("metadata") or {}
+    owners = [o.get("name") or "" for o in meta.get("ownerReferences") or [] if o.get("kind") == "DaemonSet"]
+    return any(_AGENT.match(s) and "operator" not in s for s in owners + [meta.get("generateName") or "",
+                                                                         meta.get("name") or ""])
+
+
+def _ready(pod):
+    conds = {c.get("type"): c.get("status") for c in (pod.get("status") or {}).get("conditions") or []}
+    return (pod.get("status") or {}).get("phase") == "Running" and conds.get("Ready") == "True"
+
+
+def agents_down(ev, node_name):
+    return [p for p in ev.pods_on(node_name) if _is_agent(p) and not _ready(p)]
+
+
+# --- what the report claims --------------------------------------------------------------------------------
+
+def _diagnoses(diag):
+    yield diag
+    for m in diag.members:
+        yield from _diagnoses(m)
+
+
+def prose(diag, evidence=False):
+    """The tool's own words: summaries, finding messages, fixes, snippets (and its evidence lines when asked)."""
+    out = []
+    for d in _diagnoses(diag):
+        out.append(d.summary or "")
+        for f in d.findings:
+            out += [f.summary or "", f.message or "", f.remediation or "", f.snippet or ""]
+            if evidence:
+                out += [e.text or "" for e in f.evidence if e.source not in ("event", "log")]
+    return "\n".join(out)
+
+
+NO_GPU_NODE = re.compile(r"cluster has no GPU node|no GPU nodes? (?:right now|exists?|in the cluster)|"
+                         r"there (?:is|are) no GPU nodes?|no node (?:has|with) (?:a |any )?GPUs?\b", re.I)
+NO_GPU_LABELS = re.compile(r"no node carries GPU labels", re.I)
+NO_NODE_ADVERTISES = re.compile(r"no node advertises (?:the MIG profile )?([a-z0-9.-]+/[A-Za-z0-9._-]+)", re.I)
+AGENT_DOWN = re.compile(r"agent[^.;:]{0,60}?\b(?:is |are )?(?:down|not running|not ready|crash\w*)\b|"
+                        r"\bagent down\b", re.I)
+STATE_WORDS = ("Running", "CrashLoopBackOff", "Init:CrashLoopBackOff")
+
+
+def state_claims(text, pod_name):
+    """The states the text gives the pod: `NAME is STATE`, `NAME (STATE`, `NAME on node N is STATE`."""
+    rx = re.compile(rf"(?<![\w.-]){re.escape(pod_name)}(?![\w.-])(?: on (?:node )?\S+| there)?"
+                    rf"(?: is| runs| was|:| \()\s*(?:still |now |in )?([A-Za-z:]+)")
+    return {m.group(1) for m in rx.finditer(text) if m.group(1) in STATE_WORDS}
+
+
+def _evidence(path):
+    kind = target_kind(path)
+    if kind in ("Pod", "Node"):
+        return offline.load(path, kind)
+    from kubectl_gpudoctor.offline.podsets import collect_workload
+    return collect_workload(path, None, kind.lower(), None, 80)[0]
+
+
+def contradictions(path):
+    """Each contradiction the report of one case holds, as a sentence (empty: the report agrees with its evidence)."""
+    diag = diagnose(path)
+    ev = _evidence(path)
+    nodes = ev.all("Node")
+    text = prose(diag)
+    found = []
+    gpus = gpu_nodes(nodes)
+    for m in NO_GPU_NODE.finditer(text):
+        if gpus:
+            found.append(f"says {m.group(0)!r} while node(s) {[n['metadata']['name'] for n in gpus]} have GPUs")
+    labelled = [n for n in nodes if nodeview.labelled_vendors(n)]
+    if NO_GPU_LABELS.search(text) and labelled:
+        found.append(f"says no node carries GPU labels while {[n['metadata']['name'] for n in labelled]} do")
+    for m in NO_NODE_ADVERTISES.finditer(text):
+        having = advertising(nodes, m.group(1).rstrip(".:,"))
+        if having:
+            found.append(f"says {m.group(0)!r} while {[n['metadata']['name'] for n in having]} advertise it")
+    for d in _diagnoses(diag):
+        own = "\n".join([d.summary or ""] + [x for f in d.findings if f.phase in ("network", "creation")
+                                              for x in (f.summary, f.message, f.remediation)])
+        node = (d.target or {}).get("node")
+        for m in AGENT_DOWN.finditer(own):
+            if not (node and agents_down(ev, node)):
+                found.append(f"says {m.group(0)!r} but no CNI agent pod on {node} is read and not Ready")
+    words = prose(diag, evidence=True)
+    for pod in ev.all("Pod"):
+        name = pod["metadata"]["name"]
+        claims = state_claims(words, name) | {d.phase for d in _diagnoses(diag) if d.target.get("kind") == "Pod"
+                                              and d.target.get("name") == name}
+        shown = podstate.display_status(pod)
+        if "Running" in claims and any("CrashLoopBackOff" in c for c in claims):
+            found.append(f"pod {name} is described as both Running and CrashLoopBackOff")
+        elif "Running" in claims and "CrashLoopBackOff" in shown:
+            found.append(f"pod {name} is described as Running while kubectl shows {shown}")
+    return found
+
+
+@pytest.mark.parametrize("path", _case_paths())
+def test_report_agrees_with_its_evidence(path):
+    assert contradictions(path) == []
+
+
+# --- the checker itself can fail ---------------------------------------------------------------------------
+
+def test_state_claims_read_the_tools_wording():
+    text = ("Device plugin pod kube-system/nvdp-abc is Running there but serves no GPU. "
+            "Device plugin pod kube-system/nvdp-abc on node gpu-1 is not ready (CrashLoopBackOff, ready 0/1).")
+    assert state_claims(text, "nvdp-abc") == {"Running"}
+    assert state_claims("pod nvdp-abc is CrashLoopBackOff, not Ready", "nvdp-abc") == {"CrashLoopBackOff"}
+    assert state_claims("pod nvdp-abcd is Running", "nvdp-abc") == set()
+
+
+def test_phrases_that_count_as_claims():
+    assert NO_GPU_NODE.search("No node carries GPU labels either: the cluster has no GPU node right now")
+    assert not NO_GPU_NODE.search("No GPU node can ever fit the pod")
+    assert AGENT_DOWN.search("The CNI agent on the node is not running or not ready")
+    assert AGENT_DOWN.search("CNI (calico) cannot set up the pod network on n1: agent down")
+    assert not AGENT_DOWN.search("calico-node pod calico-node-x on n1 is Running and Ready: the agent looks healthy")
+    assert NO_NODE_ADVERTISES.search("No node advertises nvidia.com/gpu: it is absent").group(1) == "nvidia.com/gpu"
