@@ -106,6 +106,12 @@ AGENT_FIXES = {
     "unknown": "The error points at the CNI agent on node $node ($agent), whose pod was not checked ($gap): check "
                "that pod and its log, then let the kubelet retry.",
 }
+# A Ready agent whose pod mounts no host directory holding the file the plugin misses ($path, $mounts): an agent
+# manifest older than the CNI plugin (calico/node v2 with the v3 CNI: projectcalico/calico#1795).
+AGENT_UNMOUNTED = ("The CNI agent pod $agentpod on node $node is Running and Ready, but it mounts no host directory "
+                   "holding $path (its hostPath volumes: $mounts), so it never writes the file the plugin reads: "
+                   "bring the agent's DaemonSet to the manifest of the CNI plugin's version (it mounts that "
+                   "directory), then let the kubelet retry.")
 # The summary's word for each: "agent down" only when the agent's pod says so.
 AGENT_SUMMARY = {"down": "agent down", "healthy": "plugin error, agent pod Ready",
                  "absent": "plugin error, no agent pod seen on the node", "unknown": "plugin error, agent not checked"}

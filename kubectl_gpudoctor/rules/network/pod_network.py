@@ -69,12 +69,32 @@ def cni_failure(ev):
     summary = cause.replace("-", " ")
     if cause == "agent-down":   # the message names the agent's socket or files: its pod says whether it is down
         fix, summary = cni.AGENT_FIXES[state], cni.AGENT_SUMMARY[state]
+        unmounted = _unmounted(agent_pod, text) if state == "healthy" else None
+        if unmounted:
+            fix = cni.AGENT_UNMOUNTED
+            values.update(path=unmounted, mounts=", ".join(_host_paths(agent_pod)) or "none")
         values["gap"] = ev.gap("pods").needs() if state == "unknown" and ev.gap("pods") else "pods on the node not listed"
     # a missing or unrequested attachment: rdma-device-missing names the NetworkAttachmentDefinition
     rank = DEFAULT if cause in ("attachment-missing", "device-not-requested") else None
     return Hit(msg, lines, values=values, fix=fix, rank=rank,
                summary=f"CNI ({key}) cannot set up the pod network on {node}: {summary}",
                next=[f"kubectl get pods -A -l {selector} --field-selector spec.nodeName={node} -o wide"] if selector else [])
+
+
+def _host_paths(pod):
+    paths = [v["hostPath"].get("path") for v in spec(pod).get("volumes") or [] if isinstance(v.get("hostPath"), dict)]
+    return [p for p in paths if isinstance(p, str) and p]
+
+
+def _unmounted(pod, text):
+    """The host file the plugin misses (`stat /var/lib/calico/nodename: no such file`), when the agent's pod mounts no
+    host directory holding it: the agent writes it there, so a pod without that mount never does."""
+    m = re.search(r"(?:stat|open) (/[\w./-]+): no such file or directory", text)
+    if not m or not _host_paths(pod):
+        return None
+    path = m.group(1)
+    held = any(path == h or path.startswith(h.rstrip("/") + "/") for h in _host_paths(pod))
+    return None if held else path
 
 
 def _agent_state(ev, node, key):
