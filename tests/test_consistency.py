@@ -2,6 +2,7 @@
 
 - no "no GPU node" claim while the evidence lists a node with GPU capacity or allocatable (and no "no node advertises
   R" while a node's allocatable holds R), no "no node carries GPU labels" while a node is labelled as a GPU node;
+- no "KIND NAME does not exist" while the evidence holds that object;
 - no "CNI agent down / not running" claim unless a CNI agent pod on the pod's node is in the evidence and not Ready;
 - a pod is not described as both Running and CrashLoopBackOff, and never as Running while kubectl's STATUS column
   says CrashLoopBackOff.
@@ -104,6 +105,10 @@ NO_GPU_LABELS = re.compile(r"no node carries GPU labels", re.I)
 NO_NODE_ADVERTISES = re.compile(r"no node advertises (?:the MIG profile )?([a-z0-9.-]+/[A-Za-z0-9._-]+)", re.I)
 AGENT_DOWN = re.compile(r"agent[^.;:]{0,60}?\b(?:is |are )?(?:down|not running|not ready|crash\w*)\b|"
                         r"\bagent down\b", re.I)
+DOES_NOT_EXIST = re.compile(r"(?<!of )\b(ConfigMap|Secret|StorageClass|RuntimeClass|PersistentVolumeClaim|ResourceClaim|"
+                            r"ResourceClaimTemplate|DeviceClass|NetworkAttachmentDefinition|PriorityClass) "
+                            r"([a-z0-9][a-z0-9./-]*?)(?: \([^)]*\))?,? (?:which )?does not exist")
+CLUSTER_SCOPED = ("StorageClass", "RuntimeClass", "DeviceClass", "PriorityClass")
 STATE_WORDS = ("Running", "CrashLoopBackOff", "Init:CrashLoopBackOff")
 
 
@@ -140,6 +145,13 @@ def contradictions(path):
         having = advertising(nodes, m.group(1).rstrip(".:,"))
         if having:
             found.append(f"says {m.group(0)!r} while {[n['metadata']['name'] for n in having]} advertise it")
+    for m in DOES_NOT_EXIST.finditer(text):   # "key K of ConfigMap C does not exist" is about the key
+        kind, ref = m.group(1), m.group(2)
+        ns, name = ref.split("/", 1) if "/" in ref else ((diag.target or {}).get("namespace"), ref)
+        if kind in CLUSTER_SCOPED:
+            ns = None
+        if any(o["metadata"].get("name") == name and o["metadata"].get("namespace") == ns for o in ev.all(kind)):
+            found.append(f"says {m.group(0)!r} while the evidence holds {kind} {name}")
     for d in _diagnoses(diag):
         own = "\n".join([d.summary or ""] + [x for f in d.findings if f.phase in ("network", "creation")
                                               for x in (f.summary, f.message, f.remediation)])
@@ -182,3 +194,6 @@ def test_phrases_that_count_as_claims():
     assert AGENT_DOWN.search("CNI (calico) cannot set up the pod network on n1: agent down")
     assert not AGENT_DOWN.search("calico-node pod calico-node-x on n1 is Running and Ready: the agent looks healthy")
     assert NO_NODE_ADVERTISES.search("No node advertises nvidia.com/gpu: it is absent").group(1) == "nvidia.com/gpu"
+    m = DOES_NOT_EXIST.search("The pod asks for RuntimeClass nvidia-cdi, which does not exist (existing: nvidia)")
+    assert m.groups() == ("RuntimeClass", "nvidia-cdi")
+    assert DOES_NOT_EXIST.search("Secret hf-token (used by env HF_TOKEN) does not exist").group(2) == "hf-token"
