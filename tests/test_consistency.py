@@ -2,6 +2,8 @@
 
 - no "no GPU node" claim while the evidence lists a node with GPU capacity or allocatable (and no "no node advertises
   R" while a node's allocatable holds R), no "no node carries GPU labels" while a node is labelled as a GPU node;
+- no "no node has enough free GPUs" while a node has the pod's request free (it may fail another predicate: the
+  report says "no node the pod may use" then);
 - no "KIND NAME does not exist" while the evidence holds that object;
 - no "CNI agent down / not running" claim unless a CNI agent pod on the pod's node is in the evidence and not Ready;
 - a pod is not described as both Running and CrashLoopBackOff, and never as Running while kubectl's STATUS column
@@ -75,6 +77,27 @@ def _ready(pod):
     return (pod.get("status") or {}).get("phase") == "Running" and conds.get("Ready") == "True"
 
 
+def _requests(pod):
+    """GPU-counting resources a pod requests (requests, else limits, as the scheduler counts them)."""
+    out = {}
+    for c in (pod.get("spec") or {}).get("containers") or []:
+        res = c.get("resources") or {}
+        for r, v in {**(res.get("limits") or {}), **(res.get("requests") or {})}.items():
+            if gr.lookup(r) and gr.lookup(r).counts:
+                out[r] = out.get(r, 0) + _count(v)
+    return out
+
+
+def free_gpus(ev, node, res):
+    """Allocatable minus what the node's unfinished pods request (None when the node's pods are not listed)."""
+    if not ev.readable("pods"):
+        return None
+    name = node["metadata"]["name"]
+    used = sum(_requests(p).get(res, 0) for p in ev.pods_on(name)
+               if (p.get("status") or {}).get("phase") not in ("Succeeded", "Failed"))
+    return _count(((node.get("status") or {}).get("allocatable") or {}).get(res, 0)) - used
+
+
 def agents_down(ev, node_name):
     return [p for p in ev.pods_on(node_name) if _is_agent(p) and not _ready(p)]
 
@@ -101,6 +124,7 @@ def prose(diag, evidence=False):
 
 NO_GPU_NODE = re.compile(r"cluster has no GPU node|no GPU nodes? (?:right now|exists?|in the cluster)|"
                          r"there (?:is|are) no GPU nodes?|no node (?:has|with) (?:a |any )?GPUs?\b", re.I)
+NO_FREE = re.compile(r"\bno node has enough free GPUs", re.I)
 NO_GPU_LABELS = re.compile(r"no node carries GPU labels", re.I)
 NO_NODE_ADVERTISES = re.compile(r"no node advertises (?:the MIG profile )?([a-z0-9.-]+/[A-Za-z0-9._-]+)", re.I)
 AGENT_DOWN = re.compile(r"agent[^.;:]{0,60}?\b(?:is |are )?(?:down|not running|not ready|crash\w*)\b|"
@@ -138,6 +162,11 @@ def contradictions(path):
     for m in NO_GPU_NODE.finditer(text):
         if gpus:
             found.append(f"says {m.group(0)!r} while node(s) {[n['metadata']['name'] for n in gpus]} have GPUs")
+    if NO_FREE.search(text) and ev.pod is not None and not (ev.pod.get("spec") or {}).get("nodeName"):
+        for res, need in _requests(ev.pod).items():
+            roomy = [n["metadata"]["name"] for n in nodes if (free_gpus(ev, n, res) or 0) >= need > 0]
+            if roomy:
+                found.append(f"says no node has enough free GPUs while {roomy} have {need} {res} free")
     labelled = [n for n in nodes if nodeview.labelled_vendors(n)]
     if NO_GPU_LABELS.search(text) and labelled:
         found.append(f"says no node carries GPU labels while {[n['metadata']['name'] for n in labelled]} do")
