@@ -39,7 +39,9 @@ def cni_failure(ev):
     """FailedCreatePodSandBox says the CNI plugin could not set up the pod's network, or the pod runs without an IP.
 
     Also the kubelet's NetworkNotReady event. The plugin (Calico, Cilium, AWS VPC CNI, flannel, Multus, SR-IOV...)
-    and the cause (IP exhaustion, rejected credentials, agent down, missing attachment) come from the message."""
+    and the cause (IP exhaustion, rejected credentials, API server unreachable, missing attachment) come from the
+    message; "agent down" only from the agent's own pod on the node, read and not Ready (a Ready agent: its files;
+    none listed there: its DaemonSet; the node's pods unread: not checked)."""
     pod, node = ev.pod, spec(ev.pod).get("nodeName")
     if _sandbox_ready(pod) and status(pod).get("podIP"):
         return None
