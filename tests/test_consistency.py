@@ -226,3 +226,55 @@ def test_phrases_that_count_as_claims():
     m = DOES_NOT_EXIST.search("The pod asks for RuntimeClass nvidia-cdi, which does not exist (existing: nvidia)")
     assert m.groups() == ("RuntimeClass", "nvidia-cdi")
     assert DOES_NOT_EXIST.search("Secret hf-token (used by env HF_TOKEN) does not exist").group(2) == "hf-token"
+
+
+# --- the CNI agent's state decides "agent down", on both sides (the calico nodename case, varied) --------------
+
+CALICO = os.path.join(REALWORLD, "failing", "r4-agree-calico-nodename-old-calico-node-ready")
+
+
+def _cni(ev):
+    from kubectl_gpudoctor import verdict
+    diag = verdict.diagnose_pod(ev)
+    return diag, next(f for f in diag.findings if f.id == "cni-failure")
+
+
+def _agent(ev):
+    return next(p for p in ev.all("Pod") if p["metadata"]["name"] == "calico-node-w8r5n")
+
+
+def test_a_ready_agent_without_the_host_mount_is_not_down():
+    diag, f = _cni(offline.load(CALICO))
+    assert "agent down" not in diag.summary and "agent pod Ready" in diag.summary
+    assert "mounts no host directory holding /var/lib/calico/nodename" in f.remediation
+
+
+def test_a_ready_agent_with_the_host_mount_points_at_its_files():
+    ev = offline.load(CALICO)
+    _agent(ev)["spec"]["volumes"].append({"hostPath": {"path": "/var/lib/calico", "type": ""}, "name": "var-lib-calico"})
+    diag, f = _cni(ev)
+    assert "agent pod Ready" in diag.summary and "mounts no host directory" not in f.remediation
+    assert "/etc/cni/net.d" in f.remediation and "not running" not in f.remediation
+
+
+def test_a_crash_looping_agent_is_down():
+    ev = offline.load(CALICO)
+    cs = _agent(ev)["status"]["containerStatuses"][0]
+    cs.update(ready=False, restartCount=6, state={"waiting": {"reason": "CrashLoopBackOff", "message":
+              "back-off 2m40s restarting failed container=calico-node pod=calico-node-w8r5n_kube-system"}})
+    for c in _agent(ev)["status"]["conditions"]:
+        if c["type"] in ("Ready", "ContainersReady"):
+            c["status"] = "False"
+    diag, f = _cni(ev)
+    assert diag.summary.endswith("agent down")
+    assert "calico-node-w8r5n on node gpu-p100-02 is CrashLoopBackOff, ready 1/2" in f.remediation
+
+
+def test_unreadable_pods_leave_the_agent_unchecked():
+    from kubectl_gpudoctor.evidence import Gap
+    ev = offline.load(CALICO)
+    ev.objects["Pod"] = [p for p in ev.all("Pod") if p is not _agent(ev)]
+    ev.add_gap(Gap("pods", "forbidden", "", "list"))
+    diag, f = _cni(ev)
+    assert diag.summary.endswith("agent not checked")
+    assert "could not be read (forbidden, needs list pods)" in f.remediation

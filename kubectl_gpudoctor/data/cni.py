@@ -103,8 +103,8 @@ AGENT_FIXES = {
                "its log.",
     "absent": "No pod of $agent is among the pods read on node $node: check that its DaemonSet places a pod there "
               "(nodeSelector, tolerations) and read that pod's log; the kubelet retries the sandbox by itself.",
-    "unknown": "The error points at the CNI agent on node $node ($agent), whose pod was not checked ($gap): check "
-               "that pod and its log, then let the kubelet retry.",
+    "unknown": "The error points at the CNI agent on node $node ($agent), whose pod could not be read ($gap): "
+               "check that pod and its log, then let the kubelet retry.",
 }
 # A Ready agent whose pod mounts no host directory holding the file the plugin misses ($path, $mounts): an agent
 # manifest older than the CNI plugin (calico/node v2 with the v3 CNI: projectcalico/calico#1795).

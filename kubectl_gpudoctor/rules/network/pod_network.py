@@ -75,7 +75,8 @@ def cni_failure(ev):
         if unmounted:
             fix = cni.AGENT_UNMOUNTED
             values.update(path=unmounted, mounts=", ".join(_host_paths(agent_pod)) or "none")
-        values["gap"] = ev.gap("pods").needs() if state == "unknown" and ev.gap("pods") else "pods on the node not listed"
+        gap = ev.gap("pods")
+        values["gap"] = f"{gap.reason}, needs {gap.verb} {gap.source}" if gap else "the node's pods were not listed"
     # a missing or unrequested attachment: rdma-device-missing names the NetworkAttachmentDefinition
     rank = DEFAULT if cause in ("attachment-missing", "device-not-requested") else None
     return Hit(msg, lines, values=values, fix=fix, rank=rank,
