@@ -61,27 +61,33 @@ def cni_failure(ev):
     count = sum(int(e.get("count") or 1) for e in events)
     msg = (f"The {key} CNI plugin could not set up the pod's network on node {node} ({event.get('reason')}, "
            f"{count} attempt(s)): {detail}" + ("" if detail.endswith((".", "?")) else "."))
-    state, agent_pod = _agent_state(ev, node, key)
     values, lines = {"agent": agent}, [event_line(event)]
-    if agent_pod is not None:
-        shown = f"{podstate.display_status(agent_pod)}, ready {gpustack.ready_count(agent_pod)}"
-        values.update(agentpod=f"{namespace(agent_pod)}/{name(agent_pod)}", agentstate=shown)
-        lines.append(Line("object", f"pods/{namespace(agent_pod)}/{name(agent_pod)}", shown))
-        msg += f" CNI agent pod {namespace(agent_pod)}/{name(agent_pod)} on the node: {shown}."
-    summary = cause.replace("-", " ")
-    if cause == "agent-down":   # the message names the agent's socket or files: its pod says whether it is down
-        fix, summary = cni.AGENT_FIXES[state], cni.AGENT_SUMMARY[state]
-        unmounted = _unmounted(agent_pod, text) if state == "healthy" else None
-        if unmounted:
-            fix = cni.AGENT_UNMOUNTED
-            values.update(path=unmounted, mounts=", ".join(_host_paths(agent_pod)) or "none")
-        gap = ev.gap("pods")
-        values["gap"] = f"{gap.reason}, needs {gap.verb} {gap.source}" if gap else "the node's pods were not listed"
+    msg, fix, summary = _agent_says(ev, node, key, text, cause, fix, msg, values, lines)
     # a missing or unrequested attachment: rdma-device-missing names the NetworkAttachmentDefinition
     rank = DEFAULT if cause in ("attachment-missing", "device-not-requested") else None
     return Hit(msg, lines, values=values, fix=fix, rank=rank,
                summary=f"CNI ({key}) cannot set up the pod network on {node}: {summary}",
                next=[f"kubectl get pods -A -l {selector} --field-selector spec.nodeName={node} -o wide"] if selector else [])
+
+
+def _agent_says(ev, node, key, text, cause, fix, msg, values, lines):
+    """(message, fix, summary's cause) with the CNI agent's pod on the node as read: its state quoted, and for an
+    error naming the agent's socket or files, "agent down" only when that pod is not Ready."""
+    state, agent_pod = _agent_state(ev, node, key)
+    if agent_pod is not None:
+        shown = f"{podstate.display_status(agent_pod)}, ready {gpustack.ready_count(agent_pod)}"
+        values.update(agentpod=f"{namespace(agent_pod)}/{name(agent_pod)}", agentstate=shown)
+        lines.append(Line("object", f"pods/{namespace(agent_pod)}/{name(agent_pod)}", shown))
+        msg += f" CNI agent pod {namespace(agent_pod)}/{name(agent_pod)} on the node: {shown}."
+    if cause != "agent-down":
+        return msg, fix, cause.replace("-", " ")
+    gap = ev.gap("pods")
+    values["gap"] = f"{gap.reason}, needs {gap.verb} {gap.source}" if gap else "the node's pods were not listed"
+    unmounted = _unmounted(agent_pod, text) if state == "healthy" else None
+    if unmounted:   # a Ready agent that cannot write the file: its manifest lacks the host mount
+        values.update(path=unmounted, mounts=", ".join(_host_paths(agent_pod)) or "none")
+        return msg, cni.AGENT_UNMOUNTED, cni.AGENT_SUMMARY[state]
+    return msg, cni.AGENT_FIXES[state], cni.AGENT_SUMMARY[state]
 
 
 def _host_paths(pod):
