@@ -4,6 +4,7 @@
   R" while a node's allocatable holds R), no "no node carries GPU labels" while a node is labelled as a GPU node;
 - no "no node has enough free GPUs" while a node has the pod's request free (it may fail another predicate: the
   report says "no node the pod may use" then);
+- a node-selector mismatch shows, per nodeSelector key, the values the GPU nodes carry, and its fix fills one in;
 - no "KIND NAME does not exist" while the evidence holds that object;
 - no "CNI agent down / not running" claim unless a CNI agent pod on the pod's node is in the evidence and not Ready;
 - a pod is not described as both Running and CrashLoopBackOff, and never as Running while kubectl's STATUS column
@@ -188,6 +189,7 @@ def contradictions(path):
         for m in AGENT_DOWN.finditer(own):
             if not (node and agents_down(ev, node)):
                 found.append(f"says {m.group(0)!r} but no CNI agent pod on {node} is read and not Ready")
+    found += _selector_shows_values(diag, ev, gpus)
     words = prose(diag, evidence=True)
     for pod in ev.all("Pod"):
         name = pod["metadata"]["name"]
@@ -199,6 +201,22 @@ def contradictions(path):
         elif "Running" in claims and "CrashLoopBackOff" in shown:
             found.append(f"pod {name} is described as Running while kubectl shows {shown}")
     return found
+
+
+def _selector_shows_values(diag, ev, gpus):
+    """A node-selector-mismatch that read the nodes names, per nodeSelector key the GPU nodes fail, a value they
+    carry for it (the label that would match), and its fix fills it in."""
+    out = []
+    for f in (f for f in diag.findings if f.id == "node-selector-mismatch"):
+        if not ev.readable("nodes") or ev.pod is None:
+            continue
+        for key, want in ((ev.pod.get("spec") or {}).get("nodeSelector") or {}).items():
+            have = {((n.get("metadata") or {}).get("labels") or {}).get(key) for n in gpus} - {None, want}
+            if have and not any(v in f.message for v in have):
+                out.append(f"node-selector-mismatch does not show the values {sorted(have)} the GPU nodes carry for {key}")
+            if have and not any(f'"{v}"' in (f.remediation or "") for v in have):
+                out.append(f"node-selector-mismatch's fix does not fill in a value of {key} the GPU nodes carry")
+    return out
 
 
 @pytest.mark.parametrize("path", _case_paths())
