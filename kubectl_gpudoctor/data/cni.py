@@ -63,10 +63,55 @@ CAUSES = (
      r"[Uu]nauthorized|connection is unauthorized|[Ff]orbidden",
      "The CNI plugin's credentials for the API server were rejected (an expired or rotated service-account "
      "token in its CNI kubeconfig): restart the CNI agent pod on that node so it writes a fresh token."),
+    # The plugin cannot reach the API server's service address (kube-proxy or the node's route to the service
+    # network, not the agent): "dial tcp 10.96.0.1:443: i/o timeout" (projectcalico/calico#2720, microsoft/pai#4572).
+    ("apiserver-unreachable",
+     r"dial tcp \[?[0-9a-f.:]+\]?:(?:443|6443): (?:i/o timeout|connect: connection refused|connect: no route to host)",
+     "The CNI plugin on the node cannot reach the API server's service address: check kube-proxy (or the eBPF "
+     "service replacement) on that node and the node's route to the service network, then let the kubelet retry."),
+    # Wording that points at the node's agent or its files; whether the agent is down is read from its pod
+    # (AGENT_FIXES), never from the message alone: the agent can be Ready while its files are missing.
     ("agent-down",
      r"connection refused|no such file or directory|Is the agent running|dial unix|subnet\.env|"
      r"cni plugin not initialized|cni config uninitialized|No networks found|failed to find plugin|"
      r"context deadline exceeded|i/o timeout",
-     "The CNI agent on the node is not running or not ready (its socket, config or binaries are missing): "
-     "check the agent pod on that node and its log, then let the kubelet retry."),
+     None),
 )
+
+# The agent's own pods, by their DaemonSet, app label or generateName (gpu/stack.identity): per PLUGINS key.
+AGENT_PODS = {
+    "sriov": r"^(?:kube-)?sriov-(?:device-plugin|network-config-daemon|cni)",
+    "multus": r"^(?:kube-)?multus(?:-ds)?(?:-amd64)?$",
+    "calico": r"^calico-node$",
+    "cilium": r"^cilium$",
+    "aws-vpc-cni": r"^aws-node$",
+    "flannel": r"^(?:kube-)?flannel(?:-ds)?(?:-amd64|-arm64)?$",
+    "weave": r"^weave-net$",
+    "azure": r"^azure-cns$",
+    "antrea": r"^antrea-agent$",
+    "ovn-kubernetes": r"^ovnkube-node$",
+}
+
+# An "agent-down" message, by what the agent's pod on the node shows ($agentpod, $agentstate, $agent, $node).
+AGENT_FIXES = {
+    "down": "The CNI agent pod $agentpod on node $node is $agentstate: the plugin needs it (its socket, config or "
+            "binaries). Read that pod's log (--previous after a restart) and fix what it names; the kubelet retries "
+            "the sandbox by itself.",
+    "healthy": "The CNI agent pod $agentpod on node $node is Running and Ready, yet the plugin cannot use what it "
+               "needs: check the CNI files on the node (config in /etc/cni/net.d, binaries in /opt/cni/bin, the "
+               "agent's state files named in the error), restart the agent pod so it writes them again, and read "
+               "its log.",
+    "absent": "No pod of $agent is among the pods read on node $node: check that its DaemonSet places a pod there "
+              "(nodeSelector, tolerations) and read that pod's log; the kubelet retries the sandbox by itself.",
+    "unknown": "The error points at the CNI agent on node $node ($agent), whose pod could not be read ($gap): "
+               "check that pod and its log, then let the kubelet retry.",
+}
+# A Ready agent whose pod mounts no host directory holding the file the plugin misses ($path, $mounts): an agent
+# manifest older than the CNI plugin (calico/node v2 with the v3 CNI: projectcalico/calico#1795).
+AGENT_UNMOUNTED = ("The CNI agent pod $agentpod on node $node is Running and Ready, but it mounts no host directory "
+                   "holding $path (its hostPath volumes: $mounts), so it never writes the file the plugin reads: "
+                   "bring the agent's DaemonSet to the manifest of the CNI plugin's version (it mounts that "
+                   "directory), then let the kubelet retry.")
+# The summary's word for each: "agent down" only when the agent's pod says so.
+AGENT_SUMMARY = {"down": "agent down", "healthy": "plugin error, agent pod Ready",
+                 "absent": "plugin error, no agent pod seen on the node", "unknown": "plugin error, agent not checked"}

@@ -77,7 +77,7 @@ _VOLUME = {"secret": "map", "secret.secretName": "str", "configMap": "map", "con
            "projected.sources[].secret": "map", "projected.sources[].secret.name": "str",
            "projected.sources[].configMap": "map", "projected.sources[].configMap.name": "str",
            "persistentVolumeClaim": "map", "persistentVolumeClaim.claimName": "str", "ephemeral": "map",
-           "emptyDir": "map", "hostPath": "map", "csi": "map"}
+           "emptyDir": "map", "hostPath": "map", "hostPath.path": "str", "csi": "map"}
 POD = {**_META, "spec.nodeName": "str", "spec.volumes": "list", "spec.volumes[]": "map", "spec.volumes[].name": "str!",
        **_under("spec.volumes[]", _VOLUME), "spec.imagePullSecrets": "list", "spec.imagePullSecrets[]": "map",
        "spec.tolerations": "list", "spec.tolerations[]": "map", "spec.nodeSelector": "map",

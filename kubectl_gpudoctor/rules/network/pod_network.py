@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import re
 
+from ...gpu import stack as gpustack
 from ...logs import scan as logscan
 from ...kube import netpolicy, podstate
 from ...data import cni
@@ -38,7 +39,9 @@ def cni_failure(ev):
     """FailedCreatePodSandBox says the CNI plugin could not set up the pod's network, or the pod runs without an IP.
 
     Also the kubelet's NetworkNotReady event. The plugin (Calico, Cilium, AWS VPC CNI, flannel, Multus, SR-IOV...)
-    and the cause (IP exhaustion, rejected credentials, agent down, missing attachment) come from the message."""
+    and the cause (IP exhaustion, rejected credentials, API server unreachable, missing attachment) come from the
+    message; "agent down" only from the agent's own pod on the node, read and not Ready (a Ready agent: its files;
+    none listed there: its DaemonSet; the node's pods unread: not checked)."""
     pod, node = ev.pod, spec(ev.pod).get("nodeName")
     if _sandbox_ready(pod) and status(pod).get("podIP"):
         return None
@@ -56,13 +59,64 @@ def cni_failure(ev):
     m = next((m for m in (re.search(rx, text, re.S) for rx in cni.DETAILS) if m), None)
     detail = " ".join((m.group(1) if m else text).split()).rstrip("]'").strip()[:300]
     count = sum(int(e.get("count") or 1) for e in events)
+    msg = (f"The {key} CNI plugin could not set up the pod's network on node {node} ({event.get('reason')}, "
+           f"{count} attempt(s)): {detail}" + ("" if detail.endswith((".", "?")) else "."))
+    values, lines = {"agent": agent}, [event_line(event)]
+    msg, fix, summary = _agent_says(ev, node, key, text, cause, fix, msg, values, lines)
     # a missing or unrequested attachment: rdma-device-missing names the NetworkAttachmentDefinition
     rank = DEFAULT if cause in ("attachment-missing", "device-not-requested") else None
-    return Hit(f"The {key} CNI plugin could not set up the pod's network on node {node} ({event.get('reason')}, "
-               f"{count} attempt(s)): {detail}" + ("" if detail.endswith((".", "?")) else "."),
-               [event_line(event)], values={"agent": agent}, fix=fix, rank=rank,
-               summary=f"CNI ({key}) cannot set up the pod network on {node}: {cause.replace('-', ' ')}",
+    return Hit(msg, lines, values=values, fix=fix, rank=rank,
+               summary=f"CNI ({key}) cannot set up the pod network on {node}: {summary}",
                next=[f"kubectl get pods -A -l {selector} --field-selector spec.nodeName={node} -o wide"] if selector else [])
+
+
+def _agent_says(ev, node, key, text, cause, fix, msg, values, lines):
+    """(message, fix, summary's cause) with the CNI agent's pod on the node as read: its state quoted, and for an
+    error naming the agent's socket or files, "agent down" only when that pod is not Ready."""
+    state, agent_pod = _agent_state(ev, node, key)
+    if agent_pod is not None:
+        shown = f"{podstate.display_status(agent_pod)}, ready {gpustack.ready_count(agent_pod)}"
+        values.update(agentpod=f"{namespace(agent_pod)}/{name(agent_pod)}", agentstate=shown)
+        lines.append(Line("object", f"pods/{namespace(agent_pod)}/{name(agent_pod)}", shown))
+        msg += f" CNI agent pod {namespace(agent_pod)}/{name(agent_pod)} on the node: {shown}."
+    if cause != "agent-down":
+        return msg, fix, cause.replace("-", " ")
+    gap = ev.gap("pods")
+    values["gap"] = f"{gap.reason}, needs {gap.verb} {gap.source}" if gap else "the node's pods were not listed"
+    unmounted = _unmounted(agent_pod, text) if state == "healthy" else None
+    if unmounted:   # a Ready agent that cannot write the file: its manifest lacks the host mount
+        values.update(path=unmounted, mounts=", ".join(_host_paths(agent_pod)) or "none")
+        return msg, cni.AGENT_UNMOUNTED, cni.AGENT_SUMMARY[state]
+    return msg, cni.AGENT_FIXES[state], cni.AGENT_SUMMARY[state]
+
+
+def _host_paths(pod):
+    paths = [v["hostPath"].get("path") for v in spec(pod).get("volumes") or [] if isinstance(v.get("hostPath"), dict)]
+    return [p for p in paths if isinstance(p, str) and p]
+
+
+def _unmounted(pod, text):
+    """The host file the plugin misses (`stat /var/lib/calico/nodename: no such file`), when the agent's pod mounts no
+    host directory holding it: the agent writes it there, so a pod without that mount never does."""
+    m = re.search(r"(?:stat|open) (/[\w./-]+): no such file or directory", text)
+    if not m or not _host_paths(pod):
+        return None
+    path = m.group(1)
+    held = any(path == h or path.startswith(h.rstrip("/") + "/") for h in _host_paths(pod))
+    return None if held else path
+
+
+def _agent_state(ev, node, key):
+    """(down | healthy | absent | unknown, the agent pod): the CNI agent's pod on the node, as read. A plugin the
+    message does not name is any known agent."""
+    if not node or not gpustack.pods_known(ev, node):
+        return "unknown", None
+    wanted = [rx for k, rx in cni.AGENT_PODS.items() if k == key] or list(cni.AGENT_PODS.values())
+    pods = [p for p in ev.pods_on(node) if any(re.search(rx, s) for rx in wanted for s in gpustack.identity(p))]
+    if not pods:
+        return "absent", None
+    down = [p for p in pods if not gpustack.is_ready(p)]
+    return ("down", down[0]) if down else ("healthy", pods[0])
 
 
 def _plugin(text):

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from ...data import gpu_resources as gr
 from ...gpu import nodeview, stack as gpustack
+from ...kube import podstate
 from ...kube.objects import controller_of, name, namespace
 from ._common import node_line, node_target
 from ..registry import DEFAULT, Hit, Line, rule
@@ -60,7 +61,8 @@ def device_plugin_finds_no_gpu(ev):
     if not lines and gap is not None:
         text += f" Its log, which says why, could not be read ({gap.needs()})."
     lines.insert(0, node_line(node, "status.allocatable", f"no {gr.VENDOR_DEFAULT_RESOURCE[vendor]}"))
-    msg = (f"Device plugin pod {namespace(pod)}/{name(pod)} is Running on node {name(node)}, but the node advertises "
+    msg = (f"Device plugin pod {namespace(pod)}/{name(pod)} is {podstate.display_status(pod)} on node {name(node)} "
+           f"(ready {gpustack.ready_count(pod)}), but the node advertises "
            f"no {gr.VENDOR_DEFAULT_RESOURCE[vendor]}: the plugin found no GPU it can serve.{text}")
     return Hit(msg, lines, values=plugin_names(pod),
                summary=f"Device plugin on {name(node)} runs but finds no GPU")

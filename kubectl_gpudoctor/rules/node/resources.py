@@ -5,6 +5,7 @@ import re
 
 from ...gpu import stack as gpustack, nodeview
 from ...data import gpu_operator as go, gpu_resources as gr
+from ...kube import podstate
 from ...kube.objects import allocatable, capacity, labels, name, namespace, spec, taints
 from ...kube.timeutil import human_duration
 from .._common import event_line
@@ -65,8 +66,9 @@ def allocatable_zero_on(ev, node):
         plugin = plugin_log.running_plugin(ev, node)
         if plugin and not dra:   # the plugin runs, so its own log says why it serves nothing (as in the pod view)
             text, said = plugin_log.said(ev, plugin[0], node)
-            msg += (f" Device plugin pod {namespace(plugin[0])}/{name(plugin[0])} is Running there but serves no GPU."
-                    + text)
+            # its state as kubectl's STATUS shows it: phase Running with the container in CrashLoopBackOff reads so
+            msg += (f" Device plugin pod {namespace(plugin[0])}/{name(plugin[0])} is {podstate.display_status(plugin[0])} "
+                    f"there (ready {gpustack.ready_count(plugin[0])}) but serves no GPU." + text)
             lines += said
             values.update(plugin_log.plugin_names(plugin[0]))
             fix = ("Fix what the log of $pluginnamespace/$pluginpod ($daemonset) names on $node — usually the driver, or "

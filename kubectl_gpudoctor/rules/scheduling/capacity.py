@@ -1,6 +1,8 @@
 """Scheduling rules about capacity (free GPUs, CPU/memory/pod slots on the GPU nodes) and a scheduler that never acts."""
 from __future__ import annotations
 
+import re
+
 from ...gpu import nodeview
 from ...kube import placement, schedmsg
 from ...kube.objects import condition, is_gpu_resource, meta, spec
@@ -8,7 +10,7 @@ from ...kube.quantity import format_bytes
 from ...kube.timeutil import human_duration, seconds_between
 from .._common import unscheduled
 from ..registry import DEFAULT, GENERIC, Hit, Line, Unknown, rule
-from ._common import scheduler_word, stack_cause, wants_device, with_scale_up
+from ._common import fmt_taint, scheduler_word, stack_cause, wants_device, with_scale_up
 
 CORE_REASONS = r"^Insufficient (cpu|memory|ephemeral-storage|hugepages-\S+)$|^Too many pods$"
 # Rows of the GPU node table a finding shows: on a cluster of 2,000 GPU nodes, whose pods are listed for only a few
@@ -134,13 +136,15 @@ def _shortage_hit(ev, views, pool, said):
         held = placement.holders(ev, ev.get("Node", r["node"]), r["resource"])
         if held:
             lines.append(Line("node", f"nodes/{r['node']}", f"{r['resource']} held by: {', '.join(held[:8])}"))
-    roomy = [r["node"] for r in table if r["node"] not in pool_names and (r["free"] or 0) > 0]
+    roomy = list(dict.fromkeys(r["node"] for r in table if r["node"] not in pool_names and (r["free"] or 0) > 0))
     unknown = any(r["free"] is None for r in table if r["node"] in pool_names)
     msg = "; ".join(short) or (f"the scheduler reports {said.text.split(' preemption:')[0].rstrip('.')}; the pods on "
                                f"the GPU nodes were not listed, so used/free per node are unknown" if unknown and said
                                else "the eligible nodes lack free capacity for the pod's device requests")
-    if roomy:
-        msg += f". Nodes with free GPUs the pod may not use: {', '.join(sorted(set(roomy))[:5])} (see table)"
+    if roomy:   # free GPUs exist: say what keeps the pod off them (the label it would need), never "no node"
+        msg += (". Nodes with free GPUs the pod may not use: "
+                + "; ".join(f"{n} with {_free(table, n)} free ({_why_not(by_name[n])})" for n in sorted(roomy)[:3])
+                + (f"; and {len(roomy) - 3} more" if len(roomy) > 3 else "") + " (see table)")
     best = max((r for r in table if r["node"] in pool_names), key=lambda r: r["free"] or 0, default=None)
     values = {"candidate": best["node"] if best else "<node>"}
     table, note = _shown(table, pool_names)
@@ -152,7 +156,23 @@ def _shortage_hit(ev, views, pool, said):
                        f"or add nodes with at least {need} {res}.",
                    summary=f"The pod requests {need} {res}; no eligible node has more than {biggest}")
     return Hit(msg[0].upper() + msg[1:] + "." + note, lines, values=values,
-               table=table, summary=f"No node has enough free GPUs ({msg.split(';')[0].split('. ')[0]})")
+               table=table, summary=f"No node {'the pod may use ' if roomy else ''}has enough free GPUs "
+                                    f"({msg.split(';')[0].split('. ')[0]})")
+
+
+def _free(table, node) -> str:
+    return ", ".join(f"{r['free']} {r['resource']}" for r in table if r["node"] == node and r["free"])
+
+
+def _why_not(view) -> str:
+    """What keeps the pod off a node with free GPUs, in its own words: the label its selector wants and the node's."""
+    fails = view.fails
+    if fails.get("selector"):   # "nodeSelector K=V (node has K=W)" -> "nodeSelector K=V: the node has K=W"
+        return re.sub(r" \((node has [^()]*)\)$", r": the \1", str(fails["selector"][0]))
+    if fails.get("taint"):
+        return "taint " + ", ".join(fmt_taint(t) for t in fails["taint"][:2])
+    why = next((fails[k] for k in ("unavailable", "volume", "affinity") if fails.get(k)), "not eligible")
+    return str(why[0] if isinstance(why, list) else why)
 
 
 @rule("insufficient-node-resources", edits="container", phase="scheduling", severity="critical", rank=DEFAULT, applies=unscheduled,

@@ -1,6 +1,7 @@
 """Scheduling rules about which GPU nodes the pod may use: selectors, taints, unavailable nodes, pod affinity."""
 from __future__ import annotations
 
+import re
 from collections import Counter
 
 from ...kube import affinity, placement, schedmsg
@@ -43,7 +44,8 @@ def node_selector_mismatch(ev):
         if said:
             n = sum(c for c, _ in said.family("selector"))
             return Hit(f"The scheduler reports that {n} node(s) fail the pod's node selector/affinity and no other "
-                       f"node is a candidate ({_reasons(said)}; nodes unreadable: labels not compared).", [said.line])
+                       f"node is a candidate ({_reasons(said)}; nodes unreadable: labels not compared).", [said.line],
+                       values={"relabel": ""})
         return Unknown.from_gap(ev.gap("nodes"))
     views = _views(ev)
     if placement.blocks(views, "selector") != "blocks":
@@ -54,14 +56,57 @@ def node_selector_mismatch(ev):
     lines = [Line("spec", "spec.nodeSelector / affinity.nodeAffinity", f) for f in failing][:4]
     lines += node_labels_line(views, keys) + said_line(said, "selector")
     failing_reqs = Counter(r for v in views for r in affinity.failing_requirements(ev.pod, v.node))
+    match = _matching_value(views, failing_reqs)
+    fix = (f"Set {match[0]} to \"{match[1]}\" in the pod's node constraints ({match[2]} of the {len(views)} GPU "
+           f"node(s) carry it; snippet below) if that GPU will do; else add or label a node that has what the pod "
+           f"wants$relabel.") if match else None
+    # terms ORed together are quoted whole; else each key: what the pod wants, what the GPU nodes have
+    why = top if " OR " in top else _wanted_vs_have(ev.pod, views, failing_reqs) or top
     return Hit(f"The pod's node constraints exclude all {len(views)} node(s) that advertise {_gpu_words(ev)} "
-               f"({names(views)}): {top}.", lines, snippet=_selector_snippet(views, keys, failing_reqs),
+               f"({names(views)}): {why}.", lines,
+               snippet=_selector_snippet(views, keys, match, failing_reqs), fix=fix,
                values={"relabel": _relabel(ev.pod, views)})
 
 
-# Labels the cloud provider or the kubelet sets from the machine: relabelling a node lies about its hardware.
-_PROVIDER_LABELS = ("cloud.google.com/", "eks.amazonaws.com/", "kubernetes.azure.com/", "node.kubernetes.io/",
-                    "topology.kubernetes.io/", "kubernetes.io/", "k8s.amazonaws.com/", "karpenter.")
+def _wanted_vs_have(pod, views, failing_reqs) -> str:
+    """Per failing key, what the pod wants and the values the GPU nodes carry: `nodeSelector
+    nvidia.com/gpu.product=NVIDIA-A100-SXM4-80GB wanted, the GPU nodes have NVIDIA-A100-SXM4-40GB ×3`."""
+    parts = []
+    for key in dict.fromkeys(k for k, _ in failing_reqs):
+        vals = Counter(labels(v.node).get(key) for v in views)
+        have = [f"{val} ×{n}" for val, n in vals.most_common(4) if val is not None]
+        have += [f"no {key} label ×{vals[None]}"] if vals.get(None) else []
+        parts.append(f"{_wanted(pod, key)} wanted, the GPU nodes have {', '.join(have)}")
+    return "; ".join(parts)
+
+
+def _wanted(pod, key) -> str:
+    want = (spec(pod).get("nodeSelector") or {}).get(key)
+    exprs = [affinity.requirement_text(e) for t in affinity.required_node_terms(pod)
+             for e in t.get("matchExpressions") or [] if e.get("key") == key]
+    return " and ".join(([f"nodeSelector {key}={want}"] if want is not None else []) + exprs) or key
+
+
+def _matching_value(views, failing_reqs):
+    """(key, value, nodes) that would make an equality or In requirement match: the value most GPU nodes carry."""
+    for (key, op), _ in failing_reqs.most_common():
+        present = Counter(labels(v.node)[key] for v in views if key in labels(v.node))
+        if present and op in ("=", "In"):
+            val, n = present.most_common(1)[0]
+            return key, val, n, op
+    return None
+
+
+# Labels set from the machine (the cloud provider, the kubelet, GPU/node feature discovery): relabelling a node
+# lies about its hardware, and the labeller writes its own value back.
+_HARDWARE_LABELS = (
+    (r"^(cloud\.google\.com|eks\.amazonaws\.com|kubernetes\.azure\.com|k8s\.amazonaws\.com)/|^karpenter\.",
+     "the node's provider sets these labels from its hardware"),
+    (r"^(node|topology)\.kubernetes\.io/|^kubernetes\.io/", "the kubelet and the provider set these labels"),
+    (r"^nvidia\.com/(gpu\.(product|memory|count|family|machine|compute\.|replicas|sharing-strategy|present)|"
+     r"cuda\.|mig\.capable|gfd\.)", "GPU feature discovery sets it from the GPU itself"),
+    (r"^feature\.node\.kubernetes\.io/", "node feature discovery sets it from the hardware"),
+)
 
 
 def _relabel(pod, views) -> str:
@@ -69,14 +114,14 @@ def _relabel(pod, views) -> str:
     node = views[0].node if views else None
     pair = next(((k, v) for k, v in (spec(pod).get("nodeSelector") or {}).items() if labels(node).get(k) != v), None)
     name_ = ((node or {}).get("metadata") or {}).get("name")
-    managed = next((p for p in _PROVIDER_LABELS if pair and pair[0].startswith(p)), None)
+    managed = next((why for rx, why in _HARDWARE_LABELS if pair and re.search(rx, pair[0])), None)
     if managed:
-        return f" (not for {pair[0]}: the node's provider sets {managed} labels from its hardware)"
+        return f" (not by relabelling {pair[0]}: {managed})"
     return f" (`kubectl label node {name_} {pair[0]}={pair[1]} --overwrite`)" if pair and name_ else \
         " with the label the pod's node affinity requires"
 
 
-def _selector_snippet(views, keys, failing_reqs):
+def _selector_snippet(views, keys, match, failing_reqs):
     """The GPU nodes' actual values for the selected keys, and a selector that matches them when the
     failing requirement is an equality (nodeSelector) or an In expression."""
     out = ["# values the GPU nodes actually carry for the selected keys:"]
@@ -84,16 +129,12 @@ def _selector_snippet(views, keys, failing_reqs):
         vals = Counter(labels(v.node).get(key) for v in views)
         shown = ", ".join(f"{val} ({n} node(s))" for val, n in vals.most_common(4) if val is not None) or "absent"
         out.append(f"#   {key}: {shown}")
-    for (key, op), _ in failing_reqs.most_common():
-        present = Counter(labels(v.node)[key] for v in views if key in labels(v.node))
-        if not present or op not in ("=", "In"):
-            continue
-        val = present.most_common(1)[0][0]
+    if match:
+        key, val, _, op = match
         if op == "=":
             out += ["nodeSelector:", f"  {key}: \"{val}\""]
         else:
             out += ["- key: " + key, "  operator: In", f"  values: [\"{val}\"]"]
-        break
     return "\n".join(out)
 
 

@@ -5,8 +5,8 @@ import re
 
 from ...gpu import nodeview
 from ...kube import placement
-from ...data import scheduling_gates
-from ...kube.objects import (allocatable, gpu_request, is_netdev_resource, labels, name, netdev_request,
+from ...data import gpu_operator as go, scheduling_gates
+from ...kube.objects import (allocatable, capacity, gpu_request, is_netdev_resource, labels, name, netdev_request,
                              node_resources, spec)
 from .._common import unscheduled
 from ..registry import SPECIFIC, Hit, Line, Unknown, rule
@@ -78,7 +78,7 @@ def gpu_not_advertised(ev):
     if not missing:
         return None
     res = missing[0]
-    looks = [n for n in nodes if _looks_like_gpu_node(n, res)]
+    looks = _gpu_nodes_for(ev, nodes, res)
     lines = [Line("spec", "resources", f"requests {res}: {gpu_request(ev.pod)[res]}")]
     lines += [Line("node", f"nodes/{name(n)}.status.allocatable", f"{res}: {allocatable(n, res)} "
                    f"(capacity: {(n.get('status') or {}).get('capacity', {}).get(res, 'absent')})") for n in looks[:5]]
@@ -87,21 +87,41 @@ def gpu_not_advertised(ev):
     if instead:
         msg += f" Advertised GPU resources: {', '.join(instead[:4])} (a different resource name)."
     else:
-        msg, lines = _why_unadvertised(ev, msg, lines, looks)
+        msg, lines = _why_unadvertised(ev, msg, lines, looks, res)
     short = res.rsplit("/", 1)[-1].upper()
     return with_scale_up(ev, Hit(msg, lines, values={"res": res, "short": short, "escaped": res.replace(".", "\\.")},
                                  next=[f"kubectl gpudoctor node {name(n)}" for n in looks[:3]]))
 
 
-def _why_unadvertised(ev, msg, lines, looks):
+def _gpu_nodes_for(ev, nodes, res):
+    """The nodes that are GPU nodes of the resource's vendor by their labels, instance type or capacity: a node
+    listed with GPU capacity is never "no GPU node", whatever its allocatable says."""
+    vendor = nodeview.vendor_nodes(ev, ev.pod)
+    return [n for n in nodes if _looks_like_gpu_node(n, res) or n in vendor or capacity(n, res) > 0]
+
+
+def _basis(node, res) -> str:
+    """What makes the node a GPU node, and what it lacks: `gpu-1 (capacity 8, allocatable 0)`."""
+    if capacity(node, res) > 0:
+        return f"{name(node)} (capacity {capacity(node, res)}, allocatable {allocatable(node, res)})"
+    lab = labels(node)
+    rx = _GPU_LABELS.get(res.split("/", 1)[0])
+    key = next((k for k in lab if rx and re.search(rx, k)), None) or \
+        next((k for k in go.INSTANCE_TYPE_LABELS if lab.get(k)), None)
+    return f"{name(node)} ({key}={lab[key]})" if key else name(node)
+
+
+def _why_unadvertised(ev, msg, lines, looks, res):
     """Which GPU nodes there are and what their own stack (device plugin, operator, DaemonSet) says."""
     stack = nodeview.stack_nodes(ev, ev.pod)
     if looks:
-        msg += f" {len(looks)} node(s) are labelled as GPU nodes ({names(looks)}) but their device plugin advertises nothing."
+        shown = ", ".join(_basis(n, res) for n in looks[:4]) + (f" and {len(looks) - 4} more" if len(looks) > 4 else "")
+        msg += (f" {len(looks)} node(s) are GPU nodes by their labels or capacity: {shown}; their device plugin "
+                f"advertises no allocatable {res}.")
     elif stack:
-        msg += f" No node carries GPU labels, but a device plugin for it runs on {names(stack)}."
+        msg += f" No node carries GPU labels or GPU capacity, but a device plugin for it runs on {names(stack)}."
     else:
-        msg += " No node carries GPU labels either"
+        msg += " No node carries GPU labels or GPU capacity either"
     cause = (stack_cause(ev, stack) if stack else None) or plugin_daemonset_cause(ev)
     if not looks and not stack:
         msg += "." if cause else ": the cluster has no GPU node right now (or the pool is at zero)."
