@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from typing import List
 
+from ...data import kserve_storage
 from ...data.app_context import CREDENTIAL_ENV
 from ...kube.objects import spec
 
@@ -49,6 +50,15 @@ def credential_refs(ev, c, target: str) -> List[str]:
     return out
 
 
+def _kserve_download(ev, c) -> bool:
+    """KServe's injected storage-initializer: its env is built from a ServiceAccount's Secrets, never set on it."""
+    meta = (ev.pod or {}).get("metadata") or {}
+    marked = set(meta.get("annotations") or {}) & set(kserve_storage.SOURCE_ANNOTATIONS)
+    named = any(k.endswith("/inferenceservice") and k.split("/")[0] in kserve_storage.GROUPS
+                for k in meta.get("labels") or {})
+    return c.get("name") == kserve_storage.NAME and bool(marked or named)
+
+
 def _hub_repo(text: str) -> str:
     m = re.search(r"Access to model (\S+?) is|huggingface\.co/(?:api/models/)?([\w.-]+/[\w.-]+)", text)
     return (m.group(1) or m.group(2)) if m else "the model"
@@ -75,6 +85,8 @@ def auth_meaning(ev, c, target, line: str, creds: List[str], text: str = ""):
         return ("the request to the Hugging Face hub carried no token (HF_TOKEN is not set), and the repo is gated or private" + unknown,
                 f"kubectl create secret generic hf-token -n {ns} --from-literal=token=<token>\n# container {c['name']}\n"
                 "env:\n- name: HF_TOKEN\n  valueFrom:\n    secretKeyRef:\n      name: hf-token\n      key: token",
+                f"The model download (KServe's {c['name']}) needs an HF_TOKEN for an account that has been granted {repo}."
+                if _kserve_download(ev, c) else
                 f"Give container {c['name']} an HF_TOKEN from a Secret, for an account that has been granted {repo}.")
     if target == "s3":
         if re.search(r"NoCredentials|Unable to locate", line):
