@@ -26,13 +26,23 @@ _KEY = re.compile(r"^([A-Za-z]+):(?:\s|$)")
 _NAME = r"[a-z0-9](?:[-a-z0-9.]*[a-z0-9])?"
 _SAYS_CONTAINER = re.compile(rf"^(?:Give|Set|Add|Mount|Raise|Lower) (?:init )?container (?P<c>{_NAME})\b")
 _SAYS_FIELD = re.compile(r"\bspec\.(?P<k>[A-Za-z]+) of the pod template\b")
-_SAYS_POD = re.compile(r"\bgive the pod registry credentials\b")
+_SAYS_POD = re.compile(r"\b(?:give the pod registry credentials|fix the name in the pod's imagePullSecrets)\b")
+# A pod-spec field named in the fix's words: "drop runtimeClassName", "Set spec.runtimeClassName to an existing
+# RuntimeClass", "or remove schedulerName", "the missing runtimeClassName".
+_SAYS_POD_FIELD = re.compile(r"\b(?:drop|remove|[Ss]et|missing) (?:spec\.)?(?P<k>runtimeClassName|schedulerName)\b")
+# A container field of a named container: "Raise resources.limits.memory of container X", "Fix command/args of
+# container X".
+_SAYS_OF_CONTAINER = re.compile(rf"\b(?:resources\.limits\.[\w.]+|command/args) of (?:init )?container (?P<c>{_NAME})\b")
+# Several pod-spec fields at once (a checklist): /dev/shm's emptyDir and rdma/* requests, or node affinity and the
+# image: the pod template as a whole.
+_SAYS_TEMPLATE = re.compile(r"\b(?:that /dev/shm is large enough|node affinity on the GPU feature discovery)\b")
 _SAYS_QUEUE = re.compile(r"^Point the pod template at a queue\b[^(]*\(the (?:(?P<what>label|annotation) "
                          r"(?P<key>[\w./-]+)=|(?:PodGroup \S+ )?spec\.queue=)")
-_SAYS_REQUEST = re.compile(r"\b(?:lower the request|Request at most)\b")
-_SAYS_IMAGE = re.compile(r"^Use an image\b")
+_SAYS_REQUEST = re.compile(r"\b(?:lower the request|Request at most|request the name the nodes advertise|request the "
+                           r"NetworkAttachmentDefinition's \S+ in resources\.limits)\b")
+_SAYS_IMAGE = re.compile(r"^(?:Use an image|Fix the image (?:name|reference))\b")
 _SAYS_ENV = re.compile(r"\bset (?P<var>[A-Z][A-Z0-9_]*)=\S")
-_REFERENCE = re.compile(rf"\bfix the reference in (?:container (?P<c>{_NAME})|volume (?P<v>{_NAME}))(?=[);,.]|$)")
+_REFERENCE = re.compile(rf"\bfix the reference in (?:container (?P<c>{_NAME})(?: env [A-Z][A-Z0-9_]*)?|volume (?P<v>{_NAME}))(?=[);,.]|$)")
 
 
 def recreate_values(ft: Optional[FixTarget]) -> dict:
@@ -92,9 +102,14 @@ def _said(ft: FixTarget, fix: str, container: Optional[str] = None) -> Optional[
         c = _gpu_container(ft) if sub == "resources" else container
         if pattern.search(fix) and c in names and not ft.bare:
             return fix.rstrip() + " " + where(ft, c, at=_container_field(ft, c, sub))
-    c = _SAYS_CONTAINER.match(fix)
+    c = _SAYS_CONTAINER.match(fix) or _SAYS_OF_CONTAINER.search(fix)
     if c and c.group("c") in names:
         return fix.rstrip() + " " + where(ft, c.group("c"))
+    k = _SAYS_POD_FIELD.search(fix)
+    if k and not ft.bare:
+        return fix.rstrip() + " " + where(ft, at=template_field(ft, k.group("k")))
+    if _SAYS_TEMPLATE.search(fix) and not ft.bare:
+        return fix.rstrip() + " " + where(ft)
     q = _SAYS_QUEUE.match(fix)
     if q and not ft.bare:
         from .kube.owners import queue_field

@@ -1,0 +1,155 @@
+"""A fix that changes an owned pod's spec names the object the user edits (issue 19): the test judges from the fix's
+own words whether it changes the pod's spec (PHRASES, kept here, independent of fixes.py's `Where:` wording) and
+walks the pod's controller ownerReferences through the case's objects itself to find the top owner. Checked for the
+finding whose fix the report prints for the root cause (an umbrella finding that names a more specific cause
+stands for it) and for every critical finding, in every failing real-world case and every rule's fail-* case."""
+import os
+import re
+
+import pytest
+
+from tests.casebook import all_cases, diagnose, target_kind
+from tests.conftest import ROOT
+
+# What a fix says when it asks to change the pod's spec: the container and pod-spec fields a user writes. Matched as
+# whole words (not inside a name: namespace gpu-operator-resources, label nvidia.com/gpu.product), in the fix's own
+# words and in its YAML, never in the read-only commands it prints (`kubectl get pod -o jsonpath={.spec.runtimeClassName}`
+# reads; `kubectl create secret ... HF_TOKEN=` changes a Secret, not the pod).
+_W, _E = r"(?<![-/.\w])", r"(?![-/\w])"
+PHRASES = [
+    r"resources\.(?:limits|requests)", r"^\s*(?:resources|limits|requests):", r"\b(?:memory|GPU|cpu) (?:limit|request)s?\b",
+    r"\b(?:raise|lower|set|change|remove|drop) (?:the |its )?(?:limits?|requests?)\b", r"\bRequest at most\b",
+    r"\brequest the name\b", r"\brdma/\* resources\b",
+    r"^\s*env:", r"(?-i:\benv (?:var )?[A-Z][A-Z0-9_]+\b)", r"\bHF_TOKEN\b", r"\bvalueFrom\b", r"\bsecretKeyRef\b",
+    r"^\s*image:", r"\bimage tag\b", r"\b(?:use|fix|change|correct|pin|point|set) (?:the |its |an? )?(?:\w+ )?image\b",
+    r"^\s*(?:command|args):", r"\b(?:its|container \S+'s) (?:command|args)\b",
+    r"startupProbe", r"livenessProbe", r"readinessProbe",
+    r"^\s*volumes:", r"volumeMounts", r"emptyDir", r"medium:\s*Memory", r"/dev/shm",
+    r"runtimeClassName", r"nodeSelector", r"\bnode affinity\b", r"^\s*affinity:", r"\btolerations?\b",
+    r"securityContext", r"imagePullSecrets", r"serviceAccountName", r"schedulerName", r"initContainers",
+    r"priorityClassName", r"activeDeadlineSeconds", r"\bpod template\b", r"\bpod spec\b", r"hostIPC",
+    r"kueue\.x-k8s\.io/queue-name", r"scheduling\.k8s\.io/group-name", r"volcano\.sh/queue-name", r"kai\.scheduler/queue",
+]
+# Words that change another object than the pod, though they use a pod-spec field's name: the DaemonSet of a node
+# agent (the device plugin, the CNI agent) selecting or tolerating the node, a Secret's contents.
+ELSEWHERE = [
+    r"\b(?:its|the agent's|the plugin's|the device plugin's) DaemonSet\b[^.;]*",
+]
+_PHRASE = re.compile("|".join(f"{_W}(?:{p}){_E}" if p[0].isalpha() else f"(?:{p})" for p in PHRASES), re.M | re.I)
+_ELSEWHERE = re.compile("|".join(ELSEWHERE))
+_COMMAND = re.compile(r"^\s*(?:kubectl|helm|crictl|nvidia-smi|ssh|sudo|#\s+kubectl)\b.*$|`(?:kubectl|helm|crictl)[^`]*`", re.M)
+
+# Built-in kinds -> API group, to match an ownerReference to an object of the case (kinds repeat across groups).
+_SHORT = {"deployment": "Deployment", "replicaset": "ReplicaSet", "statefulset": "StatefulSet",
+          "daemonset": "DaemonSet", "job": "Job", "cronjob": "CronJob"}
+
+
+def changes_pod_spec(text: str) -> bool:
+    """Whether the fix's words ask to change the pod's spec (a field of it, or its template)."""
+    return bool(_PHRASE.search(_ELSEWHERE.sub(" ", _COMMAND.sub(" ", text))))
+
+
+def _group(api_version: str) -> str:
+    return api_version.rsplit("/", 1)[0] if "/" in (api_version or "") else ""
+
+
+def _controller(obj):
+    return next((r for r in (obj.get("metadata") or {}).get("ownerReferences") or [] if r.get("controller")), None)
+
+
+def top_owners(ev, pod):
+    """The kinds and names a fix may name as the top of the pod's controller chain, walked here through the case's
+    objects; the first is the top. An owner absent from the case is named from its reference and ends the walk."""
+    ns, obj, top, read = (pod.get("metadata") or {}).get("namespace"), pod, None, True
+    for _ in range(8):
+        ref = _controller(obj)
+        if not ref:
+            break
+        top = (ref.get("kind"), ref.get("name"))
+        nxt = next((o for o in ev.all(ref.get("kind")) if (o.get("metadata") or {}).get("name") == ref.get("name")
+                    and _group(o.get("apiVersion")) == _group(ref.get("apiVersion") or "v1")
+                    and (o.get("metadata") or {}).get("namespace") in (ns, None)), None)
+        if nxt is None:
+            read = False
+            break
+        obj = nxt
+    if top is None:
+        return []
+    alts = [top]
+    # A ReplicaSet absent from the case: the Deployment controller names it `<deployment>-<pod-template-hash>`.
+    hash_ = ((pod.get("metadata") or {}).get("labels") or {}).get("pod-template-hash")
+    if top[0] == "ReplicaSet" and not read:
+        if hash_ and top[1].endswith("-" + hash_):
+            alts.append(("Deployment", top[1][: -len(hash_) - 1]))
+        elif re.search(r"-[a-z0-9]{6,10}$", top[1]):
+            alts.append(("Deployment", top[1].rsplit("-", 1)[0]))
+    # Operators that own the chain's top without an ownerReference the case holds, named by the pod's labels
+    # (KServe's InferenceService above a Knative Service or a Deployment; Ray above its pods).
+    lab = (pod.get("metadata") or {}).get("labels") or {}
+    for key, kind in (("serving.kserve.io/inferenceservice", "InferenceService"),
+                      ("serving.kubeflow.org/inferenceservice", "InferenceService"),
+                      ("serving.knative.dev/service", "Service"), ("ray.io/cluster", "RayCluster"),
+                      ("leaderworkerset.sigs.k8s.io/name", "LeaderWorkerSet"),
+                      ("jobset.sigs.k8s.io/jobset-name", "JobSet"), ("workflows.argoproj.io/workflow", "Workflow"),
+                      ("volcano.sh/job-name", "Job")):
+        if lab.get(key) and (kind, lab[key]) not in alts:
+            alts.insert(0, (kind, lab[key]))
+    return alts
+
+
+def names(text: str, kind: str, obj_name: str) -> bool:
+    """`Kind name`, or kubectl's resource name for it (`kubectl edit deployment name`, `clusterpolicy name`)."""
+    k = re.escape(kind)
+    return bool(re.search(rf"\b{k}(?:\.[\w.]+)? {re.escape(obj_name)}\b", text, re.I))
+
+
+def printed_root_fix(diag):
+    """The finding whose fix the report prints for the root cause (render/text.py _cause)."""
+    return next((f for f in diag.findings if diag.root_cause in (f.id, f.cause)), None)
+
+
+def violations(path, diag=None):
+    """[(finding id, why, fix text)] for the printed root-cause fix and every critical finding's fix."""
+    from kubectl_gpudoctor.offline import load as offline
+    if target_kind(path) != "Pod":
+        return []
+    diag = diag or diagnose(path)
+    ev = offline.load(path, "Pod")
+    pod = ev.pod or {}
+    owners = top_owners(ev, pod)
+    if not owners:
+        return []
+    wanted = [f for f in [printed_root_fix(diag)] + [f for f in diag.findings if f.severity == "critical"] if f]
+    out, seen = [], set()
+    for f in wanted:
+        if f.id in seen or not f.remediation:
+            continue
+        seen.add(f.id)
+        text = f.remediation + "\n" + (f.snippet or "")
+        if not changes_pod_spec(text):
+            continue
+        if not any(names(text, k, n) for k, n in owners):
+            out.append((f.id, f"names no {owners[0][0]} {owners[0][1]}", text))
+        elif re.search(r"^# container |^# pod spec|\bpod spec\b", text, re.M):
+            out.append((f.id, "says pod spec / # container without the owner", text))
+    return out
+
+
+REAL = os.path.join(ROOT, "tests", "realworld", "failing")
+_REAL = [pytest.param(os.path.join(REAL, d), id=d) for d in sorted(os.listdir(REAL))
+         if os.path.isfile(os.path.join(REAL, d, "bundle.yaml"))]
+_FAIL = [pytest.param(p, id=f"{r}/{p.rsplit('/', 1)[-1]}") for r, k, p in all_cases() if k == "fail"]
+
+
+@pytest.mark.parametrize("path", _REAL + _FAIL)
+def test_owned_pod_fix_names_its_top_owner(path):
+    bad = violations(path)
+    assert not bad, "\n\n".join(f"{i}: {why}\n{text}" for i, why, text in bad)
+
+
+def test_judgement_reads_the_words():
+    assert changes_pod_spec("Raise its memory limits.") and changes_pod_spec("mount an emptyDir at /dev/shm")
+    assert not changes_pod_spec("Restart the NVIDIA driver daemon on the node.")
+    assert names("Where: Deployment vllm, spec.template", "Deployment", "vllm")
+    assert names("`kubectl edit clusterpolicy cluster-policy`", "ClusterPolicy", "cluster-policy")
+    assert not names("pod vllm-7d9f", "Deployment", "vllm")
