@@ -26,7 +26,8 @@ _KEY = re.compile(r"^([A-Za-z]+):(?:\s|$)")
 _NAME = r"[a-z0-9](?:[-a-z0-9.]*[a-z0-9])?"
 _SAYS_CONTAINER = re.compile(rf"^(?:Give|Set|Add|Mount|Raise|Lower) (?:init )?container (?P<c>{_NAME})\b")
 _SAYS_FIELD = re.compile(r"\bspec\.(?P<k>[A-Za-z]+) of the pod template\b")
-_SAYS_POD = re.compile(r"\b(?:give the pod registry credentials|fix the name in the pod's imagePullSecrets)\b")
+_SAYS_POD = re.compile(r"\b(?:give the pod registry credentials|fix the name in the pod's imagePullSecrets|"
+                       r"Authenticate the pulls \(an imagePullSecret\))")
 # A pod-spec field named in the fix's words: "drop runtimeClassName", "Set spec.runtimeClassName to an existing
 # RuntimeClass", "or remove schedulerName", "the missing runtimeClassName".
 _SAYS_POD_FIELD = re.compile(r"\b(?:drop|remove|[Ss]et|missing) (?:spec\.)?(?P<k>runtimeClassName|schedulerName)\b")
@@ -119,6 +120,9 @@ def _said(ft: FixTarget, fix: str, container: Optional[str] = None) -> Optional[
     f = _SAYS_FIELD.search(fix)
     if f or _SAYS_POD.search(fix):
         at = None if ft.bare else template_field(ft, f.group("k") if f else "imagePullSecrets")
+        if not f and ft.top.kind == "ClusterPolicy" and ft.container_path(container or "") is not None:
+            at = (f"{ft.top.what}, {ft.container_path(container or '')}.imagePullSecrets (a list of Secret names in "
+                  f"namespace {ft.namespace})")
         return fix.rstrip() + " " + where(ft, at=at)
     r = _REFERENCE.search(fix)
     if r and not ft.bare and (r.group("c") in names or r.group("v")):
@@ -132,6 +136,8 @@ def _container_field(ft: FixTarget, container: str, sub: str) -> str:
     path = ft.container_path(container)
     if path is None:
         return f"the pod template of {ft.top.what}, container {container}'s {sub}"
+    if ft.top.kind == "ClusterPolicy" and sub == "image":   # its sections split an image in three
+        return f"{ft.top.what}, {path}.repository, .image and .version"
     return f"{ft.top.what}, {path}.{ft.renamed(sub)}"
 
 
@@ -198,7 +204,7 @@ def where(ft: FixTarget, container: Optional[str] = None, at: Optional[str] = No
     at = at or ft.place(container)
     whose = "the pod's" if (ft.pod.get("kind") or "Pod") == "Pod" else f"{ft.pod.get('kind')} {pod}'s"
     known = f" ({ft.top.what} named by {whose} owner references and labels, not read)" if ft.known_by_reference \
-        else ""
+        else f" ({ft.top.kind}: {ft.top.known})" if ft.top.known else ""
     tool = ft.manager
     if tool and tool[0] == "argocd":
         return (f"Where: {at}{known}. Argo CD manages it (application {tool[1]}, {tool[2]}): make the change in Git; "
@@ -221,6 +227,10 @@ def where(ft: FixTarget, container: Optional[str] = None, at: Optional[str] = No
         return (f"Where: {at}{known}, not the pod. A {ft.top.kind}'s pod template is fixed once it runs: save it "
                 f"(`kubectl get {resource} {top}{scope} -o yaml > {top}.yaml`), make the change there, then re-create "
                 f"it (`kubectl replace --force -f {top}.yaml`).{queued}")
+    if ft.top.kind == "ClusterPolicy":
+        ds = next((ln.what for ln in ft.chain if ln.kind == "DaemonSet"), "its DaemonSet")
+        return (f"Where: {at}{known} — not {ds} or the pod: the GPU operator renders {ds} from it and reverts a "
+                f"direct edit: `{ft.edit_command()}`.")
     if not pods:
         return (f"Where: {at}{known}: `{ft.edit_command()}`; its controller retries creating the pods on its own once "
                 f"admission accepts them.")
@@ -238,6 +248,9 @@ def workload_target(ev, wl: dict) -> FixTarget:
 
 def template_field(ft: FixTarget, field: Optional[str]) -> str:
     """`StatefulSet train, spec.template.spec.runtimeClassName`: a pod-template field inside the object to edit."""
+    from .kube.owners import POLICY_FIELDS
+    if ft.top.kind == "ClusterPolicy" and field in POLICY_FIELDS:
+        return f"{ft.top.what}, {POLICY_FIELDS[field]}"
     path = ft.pod_path()
     if path is None:
         return f"the pod template of {ft.top.what}" + (f", field {field}" if field else "")
@@ -263,11 +276,11 @@ def storage_where(ft: FixTarget) -> Tuple[str, str]:
     """(one paragraph, commands) for KServe's storage-initializer: not the pod template (KServe's webhook adds it), but
     the InferenceService's storageUri and the ServiceAccount whose Secrets KServe hands it (data/kserve_storage.py)."""
     st, ns, pod = ft.storage, ft.namespace, name(ft.pod)
-    isvc, comp = st.isvc, st.path.split(".")[1].split("'")[0]
+    isvc, comp = st.isvc, st.section.rsplit(".", 1)[-1]
     res = resource_of(isvc)[0]
     keys, needs = ks.SCHEMES.get(st.scheme, ((), ""))
     needs = needs.format(prefix=st.prefix)
-    sa_field = f"spec.{comp}.serviceAccountName"
+    sa_field = f"{st.section}.serviceAccountName"
     told = (f"{isvc.what}'s {sa_field} names it" if st.account_set else f"{isvc.what} sets no {sa_field}, so "
             f"{st.operator} read `default`")
     text = (f"Where: not in the pod template — {st.operator}'s webhook adds init container {ks.NAME} to download "
@@ -303,11 +316,19 @@ def storage_where(ft: FixTarget) -> Tuple[str, str]:
             "\n".join(create + [patch.format(sa=st.account), f"kubectl delete pod {pod} -n {ns}"])
     sa = f"{isvc.name}-storage"
     commands = "\n".join(create + [f"kubectl create serviceaccount {sa} -n {ns}", patch.format(sa=sa),
-                          f"kubectl patch {res} {isvc.name} -n {ns} --type=merge -p "
-                          f"'{{\"spec\":{{\"{comp}\":{{\"serviceAccountName\":\"{sa}\"}}}}}}'"])
+                          f"kubectl patch {res} {isvc.name} -n {ns} --type=merge -p '{_nested(st.section, sa)}'"])
     managed = f" ({isvc.what} comes from {ft.manager[0]} {ft.manager[1]}: set {sa_field} there)" if ft.manager else ""
     return text + (f" Give the {comp} a ServiceAccount that lists {have}{renamed}, and name it in {sa_field}"
                    f"{managed}: its new pod gets the {'token' if st.scheme == 'hf' else 'credentials'}."), commands
+
+
+def _nested(section: str, account: str) -> str:
+    """`{"spec":{"predictor":{"serviceAccountName":"x"}}}` for the component at `section`."""
+    import json
+    doc: object = {"serviceAccountName": account}
+    for key in reversed(section.split(".")):
+        doc = {key: doc}
+    return json.dumps(doc, separators=(",", ":"))
 
 
 def _reader(ft: FixTarget, secret: str) -> str:

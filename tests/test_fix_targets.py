@@ -26,7 +26,7 @@ PHRASES = [
     r"startupProbe", r"livenessProbe", r"readinessProbe",
     r"^\s*volumes:", r"volumeMounts", r"emptyDir", r"medium:\s*Memory", r"/dev/shm",
     r"runtimeClassName", r"nodeSelector", r"\bnode affinity\b", r"^\s*affinity:", r"\btolerations?\b",
-    r"securityContext", r"imagePullSecrets", r"serviceAccountName", r"schedulerName", r"initContainers",
+    r"securityContext", r"imagePullSecrets?", r"serviceAccountName", r"schedulerName", r"initContainers",
     r"priorityClassName", r"activeDeadlineSeconds", r"\bpod template\b", r"\bpod spec\b", r"hostIPC",
     r"kueue\.x-k8s\.io/queue-name", r"scheduling\.k8s\.io/group-name", r"volcano\.sh/queue-name", r"kai\.scheduler/queue",
 ]
@@ -34,6 +34,8 @@ PHRASES = [
 # agent (the device plugin, the CNI agent) selecting or tolerating the node, a Secret's contents.
 ELSEWHERE = [
     r"\b(?:its|the agent's|the plugin's|the device plugin's) DaemonSet\b[^.;]*",
+    # "Fix imagePullSecret registry-secret in namespace nim: its credentials…; recreate it": the Secret's contents.
+    r"\bFix imagePullSecret \S+ in namespace \S+[^.;]*",
 ]
 _PHRASE = re.compile("|".join(f"{_W}(?:{p}){_E}" if p[0].isalpha() else f"(?:{p})" for p in PHRASES), re.M | re.I)
 _ELSEWHERE = re.compile("|".join(ELSEWHERE))
@@ -44,9 +46,11 @@ _SHORT = {"deployment": "Deployment", "replicaset": "ReplicaSet", "statefulset":
           "daemonset": "DaemonSet", "job": "Job", "cronjob": "CronJob"}
 
 
-def changes_pod_spec(text: str) -> bool:
-    """Whether the fix's words ask to change the pod's spec (a field of it, or its template)."""
-    return bool(_PHRASE.search(_ELSEWHERE.sub(" ", _COMMAND.sub(" ", text))))
+def changes_pod_spec(text: str, daemonset: bool = False) -> bool:
+    """Whether the fix's words ask to change the pod's spec (a field of it, or its template). For a DaemonSet's own
+    pod, "its DaemonSet" is its owner: those words count."""
+    text = _COMMAND.sub(" ", text)
+    return bool(_PHRASE.search(text if daemonset else _ELSEWHERE.sub(" ", text)))
 
 
 def _group(api_version: str) -> str:
@@ -76,6 +80,13 @@ def top_owners(ev, pod):
     if top is None:
         return []
     alts = [top]
+    # A GPU-operator operand (its init containers run the operator's validator or driver-manager image): the
+    # operator renders its DaemonSet from the ClusterPolicy and reverts edits to it, so the ClusterPolicy is the top.
+    images = {(c.get("image") or "").rsplit("/", 1)[-1].split(":")[0]
+              for part in ("initContainers", "containers") for c in (pod.get("spec") or {}).get(part) or []}
+    if top[0] == "DaemonSet" and images & {"gpu-operator-validator", "k8s-driver-manager"}:
+        policy = next(iter(ev.all("ClusterPolicy")), None)
+        alts = [("ClusterPolicy", (policy or {}).get("metadata", {}).get("name") or "cluster-policy")]
     # A ReplicaSet absent from the case: the Deployment controller names it `<deployment>-<pod-template-hash>`.
     hash_ = ((pod.get("metadata") or {}).get("labels") or {}).get("pod-template-hash")
     if top[0] == "ReplicaSet" and not read:
@@ -126,7 +137,8 @@ def violations(path, diag=None):
             continue
         seen.add(f.id)
         text = f.remediation + "\n" + (f.snippet or "")
-        if not changes_pod_spec(text):
+        if not changes_pod_spec(text, daemonset=_controller(pod) is not None
+                                and _controller(pod).get("kind") == "DaemonSet"):
             continue
         if not any(names(text, k, n) for k, n in owners):
             out.append((f.id, f"names no {owners[0][0]} {owners[0][1]}", text))
@@ -153,3 +165,85 @@ def test_judgement_reads_the_words():
     assert names("Where: Deployment vllm, spec.template", "Deployment", "vllm")
     assert names("`kubectl edit clusterpolicy cluster-policy`", "ClusterPolicy", "cluster-policy")
     assert not names("pod vllm-7d9f", "Deployment", "vllm")
+
+
+def _kfserving_v1alpha2(account=None):
+    """A KFServing 0.4 InferenceService (serving.kubeflow.org/v1alpha2: spec.default/.canary EndpointSpecs) and its
+    default predictor pod as KFServing's mutator leaves it (labels from pkg/constants: component, endpoint)."""
+    predictor = {"tensorflow": {"storageUri": "s3://models/flowers/0001", "resources": {"limits": {"nvidia.com/gpu": 1}}}}
+    if account:
+        predictor["serviceAccountName"] = account
+    isvc = {"apiVersion": "serving.kubeflow.org/v1alpha2", "kind": "InferenceService",
+            "metadata": {"name": "flowers", "namespace": "ml"}, "spec": {"default": {"predictor": predictor}}}
+    pod = {"apiVersion": "v1", "kind": "Pod",
+           "metadata": {"name": "flowers-predictor-default-7x2lq-deployment-5c8f9d7b6-k2mzp", "namespace": "ml",
+                        "labels": {"serving.kubeflow.org/inferenceservice": "flowers", "component": "predictor",
+                                   "endpoint": "default", "model": "flowers"}},
+           "spec": {"serviceAccountName": account or "default",
+                    "initContainers": [{"name": "storage-initializer", "image": "gcr.io/kfserving/storage-initializer:v0.4.0",
+                                        "args": ["s3://models/flowers/0001", "/mnt/models"]}],
+                    "containers": [{"name": "kfserving-container", "image": "tensorflow/serving:1.14.0-gpu"}]}}
+    return isvc, pod
+
+
+def _evidence(pod, *objs):
+    from kubectl_gpudoctor.evidence import Evidence, Target
+    ev = Evidence(target=Target("Pod", pod["metadata"]["name"], pod["metadata"]["namespace"]))
+    for o in (pod,) + objs:
+        ev.add(o)
+    ev.sources = {"pods"}
+    return ev
+
+
+def test_kfserving_v1alpha2_storage_uri_is_under_spec_default_predictor():
+    from kubectl_gpudoctor.fixes import place
+    from kubectl_gpudoctor.kube.owners import fix_target
+    isvc, pod = _kfserving_v1alpha2()
+    ft = fix_target(_evidence(pod, isvc), pod)
+    assert ft.storage.path == "spec.default.predictor.tensorflow.storageUri", ft.storage.path
+    fix, snippet = place(ft, "Fix its credentials.", "", "storage-initializer")
+    assert "InferenceService flowers, spec.default.predictor.tensorflow.storageUri" in fix, fix
+    assert "sets no spec.default.predictor.serviceAccountName" in fix, fix
+    assert "'{\"spec\":{\"default\":{\"predictor\":{\"serviceAccountName\":\"flowers-storage\"}}}}'" in snippet, snippet
+    assert ft.place() == "InferenceService flowers, spec.default.predictor"
+    isvc, pod = _kfserving_v1alpha2("kf-sa")
+    pod["metadata"]["labels"]["endpoint"] = "canary"
+    isvc["spec"]["canary"] = isvc["spec"]["default"]
+    ft = fix_target(_evidence(pod, isvc), pod)
+    assert ft.storage.path == "spec.canary.predictor.tensorflow.storageUri" and ft.storage.account_set
+
+
+def _operand_pod(image="nvcr.io/nvidia/cloud-native/gpu-operator-validator:v25.3.1"):
+    ds = {"apiVersion": "apps/v1", "kind": "DaemonSet", "metadata": {"name": "gpu-feature-discovery",
+                                                                      "namespace": "gpu-operator"}}
+    pod = {"apiVersion": "v1", "kind": "Pod",
+           "metadata": {"name": "gpu-feature-discovery-h6srl", "namespace": "gpu-operator",
+                        "ownerReferences": [{"apiVersion": "apps/v1", "kind": "DaemonSet", "controller": True,
+                                             "name": "gpu-feature-discovery", "uid": "u1"}]},
+           "spec": {"initContainers": [{"name": "toolkit-validation", "image": image}],
+                    "containers": [{"name": "gpu-feature-discovery",
+                                    "image": "nvcr.io/nvidia/k8s-device-plugin:v0.17.2"}]}}
+    return ds, pod
+
+
+def test_gpu_operator_operand_pull_fix_names_the_clusterpolicy_section():
+    """The GPU operator renders its operand DaemonSets from the ClusterPolicy (each component section's repository,
+    image, version, imagePullSecrets) and reverts direct edits: a pull fix names that section, not the DaemonSet."""
+    from kubectl_gpudoctor.fixes import place
+    from kubectl_gpudoctor.kube.owners import fix_target
+    ds, pod = _operand_pod()
+    ft = fix_target(_evidence(pod, ds), pod)
+    assert ft.top.what == "ClusterPolicy cluster-policy", ft.top
+    fix, _ = place(ft, "Authenticate the pulls (an imagePullSecret) or use a registry mirror/cache.", "",
+                   "toolkit-validation")
+    assert "ClusterPolicy cluster-policy, spec.validator.imagePullSecrets" in fix, fix
+    assert "`kubectl edit clusterpolicy cluster-policy`" in fix and "not DaemonSet gpu-feature-discovery" in fix, fix
+    fix, _ = place(ft, "Fix the image name or tag: it does not exist.", "", "gpu-feature-discovery")
+    assert "ClusterPolicy cluster-policy, spec.gfd.repository, .image and .version" in fix, fix
+    read = {"apiVersion": "nvidia.com/v1", "kind": "ClusterPolicy", "metadata": {"name": "gpu-cluster-policy"}}
+    assert fix_target(_evidence(pod, ds, read), pod).top.what == "ClusterPolicy gpu-cluster-policy"
+    ds, plain = _operand_pod(image="busybox:1.36")   # a DaemonSet of someone else's: edited itself
+    assert fix_target(_evidence(plain, ds), plain).top.what == "DaemonSet gpu-feature-discovery"
+    ds, pod = _operand_pod()
+    fix, _ = place(fix_target(_evidence(pod, ds), pod), "On CRI-O: drop runtimeClassName.", "", None)
+    assert "ClusterPolicy cluster-policy, spec.operator.runtimeClass" in fix, fix
