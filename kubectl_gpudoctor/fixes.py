@@ -32,15 +32,17 @@ _SAYS_POD = re.compile(r"\b(?:give the pod registry credentials|fix the name in 
 # RuntimeClass", "or remove schedulerName", "the missing runtimeClassName".
 _SAYS_POD_FIELD = re.compile(r"\b(?:drop|remove|[Ss]et|missing) (?:spec\.)?(?P<k>runtimeClassName|schedulerName)\b")
 # A container field of a named container: "Raise resources.limits.memory of container X", "Fix command/args of
-# container X".
-_SAYS_OF_CONTAINER = re.compile(rf"\b(?:resources\.limits\.[\w.]+|command/args) of (?:init )?container (?P<c>{_NAME})\b")
+# container X", "fix its cause in the code, arguments or configuration of container X", "keep the server process in
+# the foreground (no `&`) in container X".
+_SAYS_OF_CONTAINER = re.compile(rf"\b(?:(?:resources\.limits\.[\w.]+|command/args|the code, arguments or configuration) of "
+                                rf"|in the foreground \([^)]*\) in )(?:init )?container (?P<c>{_NAME})\b")
 # Several pod-spec fields at once (a checklist): /dev/shm's emptyDir and rdma/* requests, or node affinity and the
 # image: the pod template as a whole.
 _SAYS_TEMPLATE = re.compile(r"\b(?:that /dev/shm is large enough|node affinity on the GPU feature discovery)\b")
 _SAYS_QUEUE = re.compile(r"^Point the pod template at a queue\b[^(]*\(the (?:(?P<what>label|annotation) "
                          r"(?P<key>[\w./-]+)=|(?:PodGroup \S+ )?spec\.queue=)")
 _SAYS_REQUEST = re.compile(r"\b(?:lower the request|Request at most|request the name the nodes advertise|request the "
-                           r"NetworkAttachmentDefinition's \S+ in resources\.limits)\b")
+                           r"NetworkAttachmentDefinition's \S+ in resources\.limits|give \S+ a GPU of its own)\b")
 _SAYS_IMAGE = re.compile(r"^(?:Use an image|Fix the image (?:name|reference))\b")
 _SAYS_ENV = re.compile(r"\bset (?P<var>[A-Z][A-Z0-9_]*)=\S")
 _REFERENCE = re.compile(rf"\bfix the reference in (?:container (?P<c>{_NAME})(?: env [A-Z][A-Z0-9_]*)?|volume (?P<v>{_NAME}))(?=[);,.]|$)")

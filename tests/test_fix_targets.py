@@ -27,7 +27,10 @@ PHRASES = [
     r"^\s*volumes:", r"volumeMounts", r"emptyDir", r"medium:\s*Memory", r"/dev/shm",
     r"runtimeClassName", r"nodeSelector", r"\bnode affinity\b", r"^\s*affinity:", r"\btolerations?\b",
     r"securityContext", r"imagePullSecrets?", r"serviceAccountName", r"schedulerName", r"initContainers",
-    r"priorityClassName", r"activeDeadlineSeconds", r"\bpod template\b", r"\bpod spec\b", r"hostIPC",
+    r"priorityClassName", r"activeDeadlineSeconds", r"restartPolicy", r"\bin the foreground\b", r"\barguments\b",
+    # "give trainer-1 a GPU of its own (a whole nvidia.com/gpu or a MIG profile)": its request. Not "give each pod its
+    # own GPU" of exclusive-process mode: the pod holds a whole nvidia.com/gpu already; the node's sharing is the change.
+    r"\bgive \S+ a GPU of its own\b", r"\bpod template\b", r"\bpod spec\b", r"hostIPC",
     r"kueue\.x-k8s\.io/queue-name", r"scheduling\.k8s\.io/group-name", r"volcano\.sh/queue-name", r"kai\.scheduler/queue",
 ]
 # Words that change another object than the pod, though they use a pod-spec field's name: the DaemonSet of a node
