@@ -156,7 +156,8 @@ _REAL = [pytest.param(os.path.join(REAL, d), id=d) for d in sorted(os.listdir(RE
 _FAIL = [pytest.param(p, id=f"{r}/{p.rsplit('/', 1)[-1]}") for r, k, p in all_cases() if k == "fail"]
 
 
-@pytest.mark.parametrize("path", _REAL + _FAIL)
+# The real-world failing cases run the same judgement in tests/test_realworld.py (test_real_failure_fix_names_what_to_edit).
+@pytest.mark.parametrize("path", _FAIL)
 def test_owned_pod_fix_names_its_top_owner(path):
     bad = violations(path)
     assert not bad, "\n\n".join(f"{i}: {why}\n{text}" for i, why, text in bad)
@@ -168,6 +169,30 @@ def test_judgement_reads_the_words():
     assert names("Where: Deployment vllm, spec.template", "Deployment", "vllm")
     assert names("`kubectl edit clusterpolicy cluster-policy`", "ClusterPolicy", "cluster-policy")
     assert not names("pod vllm-7d9f", "Deployment", "vllm")
+    # names and read-only commands are not requests to change a field
+    assert not changes_pod_spec("Read `kubectl logs p -n gpu-operator-resources`.\nkubectl get pod p -o "
+                                "jsonpath='{.spec.runtimeClassName}'")
+    assert changes_pod_spec("On CRI-O: drop runtimeClassName.") and changes_pod_spec("resources:\n  limits: {}")
+    assert not changes_pod_spec("Fix imagePullSecret ngc in namespace nim: its credentials must be valid.")
+    said = "If no pod is there, make its DaemonSet select the node (labels, tolerations)."
+    assert not changes_pod_spec(said) and changes_pod_spec(said, daemonset=True)
+
+
+def test_top_owner_is_walked_through_the_case_objects():
+    from kubectl_gpudoctor.evidence import Evidence, Target
+
+    def ref(kind, n, api):
+        return {"ownerReferences": [{"apiVersion": api, "kind": kind, "name": n, "controller": True, "uid": n}]}
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": dict(name="web-5d8f7c9b64-x2x9q", namespace="ml",
+                                                               labels={"pod-template-hash": "5d8f7c9b64"},
+                                                               **ref("ReplicaSet", "web-5d8f7c9b64", "apps/v1"))}
+    rs = {"apiVersion": "apps/v1", "kind": "ReplicaSet",
+          "metadata": dict(name="web-5d8f7c9b64", namespace="ml", **ref("Deployment", "web", "apps/v1"))}
+    ev = Evidence(target=Target("Pod", "web-5d8f7c9b64-x2x9q", "ml"))
+    ev.add(pod)
+    assert top_owners(ev, pod) == [("ReplicaSet", "web-5d8f7c9b64"), ("Deployment", "web")]   # by its name
+    ev.add(rs)
+    assert top_owners(ev, pod)[0] == ("Deployment", "web")
 
 
 def _kfserving_v1alpha2(account=None):
