@@ -44,6 +44,8 @@ _SAYS_QUEUE = re.compile(r"^Point the pod template at a queue\b[^(]*\(the (?:(?P
 _SAYS_REQUEST = re.compile(r"\b(?:lower the request|Request at most|request the name the nodes advertise|request the "
                            r"NetworkAttachmentDefinition's \S+ in resources\.limits|give \S+ a GPU of its own)\b")
 _SAYS_IMAGE = re.compile(r"^(?:Use an image|Fix the image (?:name|reference))\b")
+# The driver container's image, for a driver DaemonSet's pod (a ClusterPolicy's spec.driver for the GPU operator's).
+_SAYS_DRIVER = re.compile(r"\buse a driver version/image that supports it\b")
 _SAYS_ENV = re.compile(r"\bset (?P<var>[A-Z][A-Z0-9_]*)=\S")
 _REFERENCE = re.compile(rf"\bfix the reference in (?:container (?P<c>{_NAME})(?: env [A-Z][A-Z0-9_]*)?|volume (?P<v>{_NAME}))(?=[);,.]|$)")
 
@@ -100,11 +102,18 @@ def place(ft: Optional[FixTarget], fix: str, snippet: str, container: Optional[s
 
 def _said(ft: FixTarget, fix: str, container: Optional[str] = None) -> Optional[str]:
     """The fix with where its change goes, when its words say it changes the pod's spec (see _SAYS_*); else None."""
+    if not ft.bare and re.search(rf"\b{re.escape(ft.top.what)}\b", fix):
+        return None   # the rule's own words name the object already (and how it is managed)
     names = {c.get("name") for part in ("containers", "initContainers") for c in spec(ft.pod).get(part) or []}
     for pattern, sub in ((_SAYS_REQUEST, "resources"), (_SAYS_IMAGE, "image"), (_SAYS_ENV, "env")):
         c = _gpu_container(ft) if sub == "resources" else container
         if pattern.search(fix) and c in names and not ft.bare:
             return fix.rstrip() + " " + where(ft, c, at=_container_field(ft, c, sub))
+    if _SAYS_DRIVER.search(fix) and not ft.bare:
+        first = next(iter(spec(ft.pod).get("containers") or []), {}).get("name")
+        c = container if container in names and container != first and not _is_init(ft, container) else first
+        if c:
+            return fix.rstrip() + " " + where(ft, c, at=_container_field(ft, c, "image"))
     c = _SAYS_CONTAINER.match(fix) or _SAYS_OF_CONTAINER.search(fix)
     if c and c.group("c") in names:
         return fix.rstrip() + " " + where(ft, c.group("c"))
@@ -131,6 +140,10 @@ def _said(ft: FixTarget, fix: str, container: Optional[str] = None) -> Optional[
         at = None if r.group("c") else template_field(ft, f"volumes[name={r.group('v')}]")
         return fix.rstrip() + " " + where(ft, r.group("c"), at=at)
     return None
+
+
+def _is_init(ft: FixTarget, container: Optional[str]) -> bool:
+    return any(c.get("name") == container for c in spec(ft.pod).get("initContainers") or [])
 
 
 def _container_field(ft: FixTarget, container: str, sub: str) -> str:

@@ -30,7 +30,7 @@ PHRASES = [
     r"priorityClassName", r"activeDeadlineSeconds", r"restartPolicy", r"\bin the foreground\b", r"\barguments\b",
     # "give trainer-1 a GPU of its own (a whole nvidia.com/gpu or a MIG profile)": its request. Not "give each pod its
     # own GPU" of exclusive-process mode: the pod holds a whole nvidia.com/gpu already; the node's sharing is the change.
-    r"\bgive \S+ a GPU of its own\b", r"\bpod template\b", r"\bpod spec\b", r"hostIPC",
+    r"\bgive \S+ a GPU of its own\b", r"\bdriver version/image\b", r"\bpod template\b", r"\bpod spec\b", r"hostIPC",
     r"kueue\.x-k8s\.io/queue-name", r"scheduling\.k8s\.io/group-name", r"volcano\.sh/queue-name", r"kai\.scheduler/queue",
 ]
 # Words that change another object than the pod, though they use a pod-spec field's name: the DaemonSet of a node
