@@ -26,13 +26,28 @@ _KEY = re.compile(r"^([A-Za-z]+):(?:\s|$)")
 _NAME = r"[a-z0-9](?:[-a-z0-9.]*[a-z0-9])?"
 _SAYS_CONTAINER = re.compile(rf"^(?:Give|Set|Add|Mount|Raise|Lower) (?:init )?container (?P<c>{_NAME})\b")
 _SAYS_FIELD = re.compile(r"\bspec\.(?P<k>[A-Za-z]+) of the pod template\b")
-_SAYS_POD = re.compile(r"\bgive the pod registry credentials\b")
+_SAYS_POD = re.compile(r"\b(?:give the pod registry credentials|fix the name in the pod's imagePullSecrets|"
+                       r"Authenticate the pulls \(an imagePullSecret\))")
+# A pod-spec field named in the fix's words: "drop runtimeClassName", "Set spec.runtimeClassName to an existing
+# RuntimeClass", "or remove schedulerName", "the missing runtimeClassName".
+_SAYS_POD_FIELD = re.compile(r"\b(?:drop|remove|[Ss]et|missing) (?:spec\.)?(?P<k>runtimeClassName|schedulerName)\b")
+# A container field of a named container: "Raise resources.limits.memory of container X", "Fix command/args of
+# container X", "fix its cause in the code, arguments or configuration of container X", "keep the server process in
+# the foreground (no `&`) in container X".
+_SAYS_OF_CONTAINER = re.compile(rf"\b(?:(?:resources\.limits\.[\w.]+|command/args|the code, arguments or configuration) of "
+                                rf"|in the foreground \([^)]*\) in )(?:init )?container (?P<c>{_NAME})\b")
+# Several pod-spec fields at once (a checklist): /dev/shm's emptyDir and rdma/* requests, or node affinity and the
+# image: the pod template as a whole.
+_SAYS_TEMPLATE = re.compile(r"\b(?:that /dev/shm is large enough|node affinity on the GPU feature discovery)\b")
 _SAYS_QUEUE = re.compile(r"^Point the pod template at a queue\b[^(]*\(the (?:(?P<what>label|annotation) "
                          r"(?P<key>[\w./-]+)=|(?:PodGroup \S+ )?spec\.queue=)")
-_SAYS_REQUEST = re.compile(r"\b(?:lower the request|Request at most)\b")
-_SAYS_IMAGE = re.compile(r"^Use an image\b")
+_SAYS_REQUEST = re.compile(r"\b(?:lower the request|Request at most|request the name the nodes advertise|request the "
+                           r"NetworkAttachmentDefinition's \S+ in resources\.limits|give \S+ a GPU of its own)\b")
+_SAYS_IMAGE = re.compile(r"^(?:Use an image|Fix the image (?:name|reference))\b")
+# The driver container's image, for a driver DaemonSet's pod (a ClusterPolicy's spec.driver for the GPU operator's).
+_SAYS_DRIVER = re.compile(r"\buse a driver version/image that supports it\b")
 _SAYS_ENV = re.compile(r"\bset (?P<var>[A-Z][A-Z0-9_]*)=\S")
-_REFERENCE = re.compile(rf"\bfix the reference in (?:container (?P<c>{_NAME})|volume (?P<v>{_NAME}))(?=[);,.]|$)")
+_REFERENCE = re.compile(rf"\bfix the reference in (?:container (?P<c>{_NAME})(?: env [A-Z][A-Z0-9_]*)?|volume (?P<v>{_NAME}))(?=[);,.]|$)")
 
 
 def recreate_values(ft: Optional[FixTarget]) -> dict:
@@ -87,14 +102,26 @@ def place(ft: Optional[FixTarget], fix: str, snippet: str, container: Optional[s
 
 def _said(ft: FixTarget, fix: str, container: Optional[str] = None) -> Optional[str]:
     """The fix with where its change goes, when its words say it changes the pod's spec (see _SAYS_*); else None."""
+    if not ft.bare and re.search(rf"\b{re.escape(ft.top.what)}\b", fix):
+        return None   # the rule's own words name the object already (and how it is managed)
     names = {c.get("name") for part in ("containers", "initContainers") for c in spec(ft.pod).get(part) or []}
     for pattern, sub in ((_SAYS_REQUEST, "resources"), (_SAYS_IMAGE, "image"), (_SAYS_ENV, "env")):
         c = _gpu_container(ft) if sub == "resources" else container
         if pattern.search(fix) and c in names and not ft.bare:
             return fix.rstrip() + " " + where(ft, c, at=_container_field(ft, c, sub))
-    c = _SAYS_CONTAINER.match(fix)
+    if _SAYS_DRIVER.search(fix) and not ft.bare:
+        first = next(iter(spec(ft.pod).get("containers") or []), {}).get("name")
+        c = container if container in names and container != first and not _is_init(ft, container) else first
+        if c:
+            return fix.rstrip() + " " + where(ft, c, at=_container_field(ft, c, "image"))
+    c = _SAYS_CONTAINER.match(fix) or _SAYS_OF_CONTAINER.search(fix)
     if c and c.group("c") in names:
         return fix.rstrip() + " " + where(ft, c.group("c"))
+    k = _SAYS_POD_FIELD.search(fix)
+    if k and not ft.bare:
+        return fix.rstrip() + " " + where(ft, at=template_field(ft, k.group("k")))
+    if _SAYS_TEMPLATE.search(fix) and not ft.bare:
+        return fix.rstrip() + " " + where(ft)
     q = _SAYS_QUEUE.match(fix)
     if q and not ft.bare:
         from .kube.owners import queue_field
@@ -104,6 +131,9 @@ def _said(ft: FixTarget, fix: str, container: Optional[str] = None) -> Optional[
     f = _SAYS_FIELD.search(fix)
     if f or _SAYS_POD.search(fix):
         at = None if ft.bare else template_field(ft, f.group("k") if f else "imagePullSecrets")
+        if not f and ft.top.kind == "ClusterPolicy" and ft.container_path(container or "") is not None:
+            at = (f"{ft.top.what}, {ft.container_path(container or '')}.imagePullSecrets (a list of Secret names in "
+                  f"namespace {ft.namespace})")
         return fix.rstrip() + " " + where(ft, at=at)
     r = _REFERENCE.search(fix)
     if r and not ft.bare and (r.group("c") in names or r.group("v")):
@@ -112,11 +142,17 @@ def _said(ft: FixTarget, fix: str, container: Optional[str] = None) -> Optional[
     return None
 
 
+def _is_init(ft: FixTarget, container: Optional[str]) -> bool:
+    return any(c.get("name") == container for c in spec(ft.pod).get("initContainers") or [])
+
+
 def _container_field(ft: FixTarget, container: str, sub: str) -> str:
     """`Deployment x, spec.template.spec.containers[name=c].resources` (a TrainJob's trainer: resourcesPerNode)."""
     path = ft.container_path(container)
     if path is None:
         return f"the pod template of {ft.top.what}, container {container}'s {sub}"
+    if ft.top.kind == "ClusterPolicy" and sub == "image":   # its sections split an image in three
+        return f"{ft.top.what}, {path}.repository, .image and .version"
     return f"{ft.top.what}, {path}.{ft.renamed(sub)}"
 
 
@@ -183,7 +219,7 @@ def where(ft: FixTarget, container: Optional[str] = None, at: Optional[str] = No
     at = at or ft.place(container)
     whose = "the pod's" if (ft.pod.get("kind") or "Pod") == "Pod" else f"{ft.pod.get('kind')} {pod}'s"
     known = f" ({ft.top.what} named by {whose} owner references and labels, not read)" if ft.known_by_reference \
-        else ""
+        else f" ({ft.top.kind}: {ft.top.known})" if ft.top.known else ""
     tool = ft.manager
     if tool and tool[0] == "argocd":
         return (f"Where: {at}{known}. Argo CD manages it (application {tool[1]}, {tool[2]}): make the change in Git; "
@@ -206,6 +242,10 @@ def where(ft: FixTarget, container: Optional[str] = None, at: Optional[str] = No
         return (f"Where: {at}{known}, not the pod. A {ft.top.kind}'s pod template is fixed once it runs: save it "
                 f"(`kubectl get {resource} {top}{scope} -o yaml > {top}.yaml`), make the change there, then re-create "
                 f"it (`kubectl replace --force -f {top}.yaml`).{queued}")
+    if ft.top.kind == "ClusterPolicy":
+        ds = next((ln.what for ln in ft.chain if ln.kind == "DaemonSet"), "its DaemonSet")
+        return (f"Where: {at}{known} — not {ds} or the pod: the GPU operator renders {ds} from it and reverts a "
+                f"direct edit: `{ft.edit_command()}`.")
     if not pods:
         return (f"Where: {at}{known}: `{ft.edit_command()}`; its controller retries creating the pods on its own once "
                 f"admission accepts them.")
@@ -223,6 +263,9 @@ def workload_target(ev, wl: dict) -> FixTarget:
 
 def template_field(ft: FixTarget, field: Optional[str]) -> str:
     """`StatefulSet train, spec.template.spec.runtimeClassName`: a pod-template field inside the object to edit."""
+    from .kube.owners import POLICY_FIELDS
+    if ft.top.kind == "ClusterPolicy" and field in POLICY_FIELDS:
+        return f"{ft.top.what}, {POLICY_FIELDS[field]}"
     path = ft.pod_path()
     if path is None:
         return f"the pod template of {ft.top.what}" + (f", field {field}" if field else "")
@@ -248,11 +291,11 @@ def storage_where(ft: FixTarget) -> Tuple[str, str]:
     """(one paragraph, commands) for KServe's storage-initializer: not the pod template (KServe's webhook adds it), but
     the InferenceService's storageUri and the ServiceAccount whose Secrets KServe hands it (data/kserve_storage.py)."""
     st, ns, pod = ft.storage, ft.namespace, name(ft.pod)
-    isvc, comp = st.isvc, st.path.split(".")[1].split("'")[0]
+    isvc, comp = st.isvc, st.section.rsplit(".", 1)[-1]
     res = resource_of(isvc)[0]
     keys, needs = ks.SCHEMES.get(st.scheme, ((), ""))
     needs = needs.format(prefix=st.prefix)
-    sa_field = f"spec.{comp}.serviceAccountName"
+    sa_field = f"{st.section}.serviceAccountName"
     told = (f"{isvc.what}'s {sa_field} names it" if st.account_set else f"{isvc.what} sets no {sa_field}, so "
             f"{st.operator} read `default`")
     text = (f"Where: not in the pod template — {st.operator}'s webhook adds init container {ks.NAME} to download "
@@ -288,11 +331,19 @@ def storage_where(ft: FixTarget) -> Tuple[str, str]:
             "\n".join(create + [patch.format(sa=st.account), f"kubectl delete pod {pod} -n {ns}"])
     sa = f"{isvc.name}-storage"
     commands = "\n".join(create + [f"kubectl create serviceaccount {sa} -n {ns}", patch.format(sa=sa),
-                          f"kubectl patch {res} {isvc.name} -n {ns} --type=merge -p "
-                          f"'{{\"spec\":{{\"{comp}\":{{\"serviceAccountName\":\"{sa}\"}}}}}}'"])
+                          f"kubectl patch {res} {isvc.name} -n {ns} --type=merge -p '{_nested(st.section, sa)}'"])
     managed = f" ({isvc.what} comes from {ft.manager[0]} {ft.manager[1]}: set {sa_field} there)" if ft.manager else ""
     return text + (f" Give the {comp} a ServiceAccount that lists {have}{renamed}, and name it in {sa_field}"
                    f"{managed}: its new pod gets the {'token' if st.scheme == 'hf' else 'credentials'}."), commands
+
+
+def _nested(section: str, account: str) -> str:
+    """`{"spec":{"predictor":{"serviceAccountName":"x"}}}` for the component at `section`."""
+    import json
+    doc: object = {"serviceAccountName": account}
+    for key in reversed(section.split(".")):
+        doc = {key: doc}
+    return json.dumps(doc, separators=(",", ":"))
 
 
 def _reader(ft: FixTarget, secret: str) -> str:

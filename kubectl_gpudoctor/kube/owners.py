@@ -57,6 +57,23 @@ LABEL_OWNERS = (
 CLUSTERPOLICY_PARTS = (("driver", "driver"), ("device-plugin", "devicePlugin"), ("toolkit", "toolkit"),
                        ("dcgm-exporter", "dcgmExporter"), ("feature-discovery", "gfd"), ("mig-manager", "migManager"),
                        ("validator", "validator"), ("dcgm", "dcgm"))
+# ClusterPolicy's component sections by the image a GPU-operator operand container runs (NVIDIA/gpu-operator
+# api/nvidia/v1/clusterpolicy_types.go: each section takes repository, image, version, imagePullPolicy and
+# imagePullSecrets, a list of Secret names in the operator's namespace). The validation init containers of every
+# operand (toolkit-validation, driver-validation…) run the validator image; the driver's init container runs
+# k8s-driver-manager (spec.driver.manager). GFD runs the device plugin's image since v0.15: by its DaemonSet's name.
+OPERAND_IMAGES = {"gpu-operator-validator": "validator", "k8s-driver-manager": "driver.manager", "driver": "driver",
+                  "container-toolkit": "toolkit", "dcgm-exporter": "dcgmExporter", "dcgm": "dcgm",
+                  "k8s-mig-manager": "migManager", "gpu-feature-discovery": "gfd", "k8s-kata-manager": "kataManager",
+                  "k8s-cc-manager": "ccManager", "vgpu-device-manager": "vgpuDeviceManager",
+                  "kubevirt-gpu-device-plugin": "sandboxDevicePlugin", "gpu-operator-node-status-exporter":
+                  "nodeStatusExporter"}
+# Images only the GPU operator's operand pods carry: a DaemonSet pod with one is rendered from the ClusterPolicy.
+OPERAND_MARKS = ("gpu-operator-validator", "k8s-driver-manager")
+# Pod-spec fields the ClusterPolicy sets for all its operands (OperatorSpec.RuntimeClass, DaemonsetsSpec).
+POLICY_FIELDS = {"runtimeClassName": "spec.operator.runtimeClass", "tolerations": "spec.daemonsets.tolerations",
+                 "priorityClassName": "spec.daemonsets.priorityClassName"}
+POLICY_DEFAULT = "cluster-policy"   # the name the gpu-operator Helm chart gives its ClusterPolicy
 
 # Run-to-completion kinds whose pod template is fixed once created (batch Job's spec.template is immutable; the
 # training operators, JobSet and Volcano do not roll a changed template out to running pods): re-created, not edited.
@@ -75,6 +92,7 @@ class Link:
     name: str
     api_version: str = "v1"
     obj: Optional[dict] = None
+    known: str = ""   # how an unread object is known, when not from an ownerReference or a label
 
     @property
     def group(self) -> str:
@@ -102,7 +120,7 @@ class FixTarget:
 
     @property
     def known_by_reference(self) -> bool:
-        return self.top.obj is None and not self.bare
+        return self.top.obj is None and not self.bare and not self.top.known
 
     @property
     def namespace(self) -> str:
@@ -152,6 +170,9 @@ def fix_target(ev, pod: Optional[dict]) -> Optional[FixTarget]:
     if not pod:
         return None
     chain = owner_chain(ev, pod)
+    policy = cluster_policy(ev, pod, chain)
+    if policy is not None:
+        chain.append(policy)
     top = chain[-1] if chain else Link("Pod", name(pod), "v1", pod)
     ft = FixTarget(pod=pod, top=top, chain=chain, manager=management(chain[::-1], pod))
     ft.storage = storage_init(pod, chain)
@@ -164,6 +185,41 @@ def fix_target(ev, pod: Optional[dict]) -> Optional[FixTarget]:
 
 
 WEBHOOKS = "mutatingwebhookconfigurations"
+
+
+def _image_name(image: str) -> str:
+    """`nvcr.io/nvidia/cloud-native/gpu-operator-validator:v25.3.1` -> `gpu-operator-validator`."""
+    last = (image or "").split("@", 1)[0].rsplit("/", 1)[-1]
+    return last.split(":", 1)[0]
+
+
+def cluster_policy(ev, pod: dict, chain: List[Link]) -> Optional[Link]:
+    """The ClusterPolicy above a GPU-operator operand DaemonSet whose reference to it was not read: the operator
+    renders that DaemonSet (images, pull secrets, env, resources) from the ClusterPolicy and reverts a direct edit.
+    An operand pod is known by the operator's own init images (OPERAND_MARKS)."""
+    if not chain or chain[-1].kind != "DaemonSet" or chain[-1].group != "apps":
+        return None
+    images = {_image_name(c.get("image") or "") for part in ("initContainers", "containers")
+              for c in spec(pod).get(part) or []}
+    if not images & set(OPERAND_MARKS):
+        return None
+    read = next(iter(ev.all("ClusterPolicy")), None)
+    if read is not None:
+        return Link("ClusterPolicy", name(read), read.get("apiVersion") or "nvidia.com/v1", read)
+    return Link("ClusterPolicy", POLICY_DEFAULT, "nvidia.com/v1", None,
+                known="the gpu-operator chart's name for it, not read: `kubectl get clusterpolicy` lists it")
+
+
+def operand_part(pod: dict, container: Optional[str]) -> Optional[str]:
+    """The ClusterPolicy section that configures a container of a GPU-operator operand pod (OPERAND_IMAGES), else
+    the one its DaemonSet is named after (CLUSTERPOLICY_PARTS)."""
+    c = next((c for part in ("initContainers", "containers") for c in spec(pod).get(part) or []
+              if c.get("name") == container), None) if container else None
+    part = OPERAND_IMAGES.get(_image_name((c or {}).get("image") or ""))
+    if part:
+        return part
+    owner = (controller_of(pod) or {}).get("name") or ""
+    return next((p for needle, p in CLUSTERPOLICY_PARTS if needle in owner), None)
 
 
 def owner_chain(ev, pod: dict) -> List[Link]:
@@ -290,7 +346,7 @@ def _pod_path(top: Link, pod: dict) -> Optional[str]:
     if kind == "CronJob":
         return "spec.jobTemplate.spec.template.spec"
     if kind == "InferenceService":
-        return f"spec.{_kserve_component(lab)}"
+        return _kserve_section(top, pod)
     if kind in ("RayCluster", "RayService", "RayJob"):
         prefix = {"RayService": "spec.rayClusterConfig", "RayJob": "spec.rayClusterSpec"}.get(kind, "spec")
         if lab.get("ray.io/node-type") == "head":
@@ -328,10 +384,14 @@ def _pod_path(top: Link, pod: dict) -> Optional[str]:
 def _container_path(top: Link, pod: dict, container: str) -> Optional[str]:
     kind = top.kind
     if kind == "InferenceService":
-        comp = _kserve_component(labels(pod))
+        comp, section = _kserve_component(labels(pod)), _kserve_section(top, pod)
+        if _v1alpha2(top) and container == "kserve-container":   # one container per component, under its key
+            keys = _dig(top.obj, section)
+            key = next((k for k in _V1ALPHA2_MODEL_KEYS if k in keys), None)
+            return f"{section}.{key}" if key else None
         if comp == "predictor" and container == "kserve-container":
             return f"spec.predictor.{_kserve_model_key(top.obj)}"
-        return f"spec.{comp}.containers[name={container}]"
+        return f"{section}.containers[name={container}]"
     if kind == "Workflow":
         template = argo_template(pod)
         return f"spec.templates[name={template}].container" if template and container == "main" else None
@@ -340,8 +400,7 @@ def _container_path(top: Link, pod: dict, container: str) -> Optional[str]:
     if kind == "NIMService":
         return "spec"
     if kind == "ClusterPolicy":
-        owner = (controller_of(pod) or {}).get("name") or ""
-        part = next((p for needle, p in CLUSTERPOLICY_PARTS if needle in owner), None)
+        part = operand_part(pod, container)
         return f"spec.{part}" if part else None
     if kind == "NVIDIADriver":
         return "spec"
@@ -366,6 +425,33 @@ _KSERVE_MODEL_KEYS = ("model", "sklearn", "xgboost", "tensorflow", "pytorch", "t
 def _kserve_model_key(isvc: Optional[dict]) -> str:
     predictor = spec(isvc).get("predictor") or {}
     return next((k for k in _KSERVE_MODEL_KEYS if k in predictor), "model")
+
+
+# KFServing's serving.kubeflow.org/v1alpha2 (kubeflow/kfserving pkg/apis/serving/v1alpha2): spec.default and
+# spec.canary are EndpointSpecs, each with its predictor/transformer/explainer; a predictor's framework keys (tensorrt
+# before v0.4 renamed it triton) hold storageUri, and serviceAccountName sits inline on the component. KFServing labels
+# the pods `endpoint: default|canary` (constants.KServiceEndpointLabel).
+_V1ALPHA2_MODEL_KEYS = ("tensorflow", "triton", "tensorrt", "onnx", "pytorch", "sklearn", "xgboost", "custom")
+
+
+def _v1alpha2(link: Link) -> bool:
+    return link.group == "serving.kubeflow.org" and (link.api_version.endswith("/v1alpha2") or "default" in spec(
+        link.obj) and "predictor" not in spec(link.obj))
+
+
+def _kserve_section(link: Link, pod: dict) -> str:
+    """The component's path: `spec.predictor`, or v1alpha2's `spec.default.predictor` (`spec.canary…`)."""
+    comp = _kserve_component(labels(pod))
+    if _v1alpha2(link):
+        endpoint = labels(pod).get("endpoint")
+        return f"spec.{endpoint if endpoint in ('default', 'canary') else 'default'}.{comp}"
+    return f"spec.{comp}"
+
+
+def _dig(obj: Optional[dict], path: str) -> dict:
+    for key in path.split("."):
+        obj = _map((obj or {}).get(key))
+    return obj or {}
 
 
 def _replica_type(job: Optional[dict], kind: str, pod: dict) -> Optional[str]:
@@ -451,6 +537,7 @@ class StorageInit:
     storageUri, and the ServiceAccount whose Secrets KServe turns into its credentials."""
     isvc: Link
     path: str                 # the storageUri's field path inside the InferenceService
+    section: str              # the component's path: spec.predictor (v1alpha2: spec.default.predictor)
     uri: str
     account: str              # the pod's ServiceAccount: the one KServe read
     account_set: bool         # named by the InferenceService (else KServe fell back to `default`)
@@ -487,16 +574,19 @@ def storage_init(pod: dict, chain: List[Link]) -> Optional[StorageInit]:
     isvc = next((ln for ln in chain if ln.kind == "InferenceService" and ln.group in ks.GROUPS), None)
     if init is None or isvc is None:
         return None
-    comp = _kserve_component(labels(pod))
-    section = _map(spec(isvc.obj).get(comp))   # a custom resource: no schema checked its shape
-    key = _kserve_model_key(isvc.obj) if comp == "predictor" else None
+    comp, where = _kserve_component(labels(pod)), _kserve_section(isvc, pod)
+    section = _dig(isvc.obj, where)   # a custom resource: no schema checked its shape
+    if _v1alpha2(isvc):
+        key = next((k for k in _V1ALPHA2_MODEL_KEYS if k in section), None)
+    else:
+        key = _kserve_model_key(isvc.obj) if comp == "predictor" else None
     model = _map(section.get(key)) if key else {}
     ann = annotations(pod)
     uri = (_text(model.get("storageUri")) or next((ann[a] for a in ks.SOURCE_ANNOTATIONS if ann.get(a)), None)
            or _text(next(iter(init.get("args") or []), "")) or "")
     if isvc.obj is None and isvc.group != "serving.kserve.io":
         key = None   # KFServing's framework keys (tensorflow, triton…): which one is not known without the object
-    path = f"spec.{comp}.{key}.storageUri" if key else f"spec.{comp}'s storageUri"
+    path = f"{where}.{key}.storageUri" if key else f"{where}'s storageUri"
     account = _text(spec(pod).get("serviceAccountName")) or _text(spec(pod).get("serviceAccount")) or "default"
     attached, blank = [], []
     for e in init.get("env") or []:
@@ -513,7 +603,7 @@ def storage_init(pod: dict, chain: List[Link]) -> Optional[StorageInit]:
             pair = (ref.get("name"), ref.get("key"))
             if pair[0] and (pair[1] in wanted or e.get("name") in wanted) and pair not in candidates:
                 candidates.append(pair)
-    return StorageInit(isvc=isvc, path=path, uri=uri, account=account,
+    return StorageInit(isvc=isvc, path=path, section=where, uri=uri, account=account,
                        account_set=bool(section.get("serviceAccountName")) if isvc.obj is not None
                        else account != "default",
                        attached=attached, candidates=candidates, blank=blank)
