@@ -75,11 +75,15 @@ def _drop_explained_fallbacks(findings: List[Finding], checks: List[Check]) -> t
 
 
 def _fix_target(ev: Evidence):
-    """The object a pod's fixes change (kube/owners.py); None for nodes and workloads."""
-    if ev.target.kind != "Pod" or ev.pod is None:
-        return None
+    """The object a pod's fixes change (kube/owners.py): for a workload, the one its pod template belongs to (or
+    what owns that workload); None for nodes."""
     from .kube.owners import fix_target
-    return fix_target(ev, ev.pod)
+    if ev.target.kind == "Pod":
+        return fix_target(ev, ev.pod) if ev.pod is not None else None
+    if ev.target.kind in WORKLOAD_KINDS:
+        wl = ev.get(ev.target.kind, ev.target.name, ev.target.namespace)
+        return fix_target(ev, workloads.template_pod(wl)) if wl else None
+    return None
 
 
 def _finding(r: Rule, hit: Hit, ev: Evidence, owner=None) -> Finding:

@@ -518,3 +518,34 @@ def test_a_refused_statefulset_s_report_names_it_its_field_and_the_patch():
     assert "the pod template or" not in f.remediation
     assert ("kubectl patch statefulset train -n research --type=merge -p "
             "'{\"spec\":{\"template\":{\"spec\":{\"runtimeClassName\":\"nvidia\"}}}}'") in f.snippet, f.snippet
+
+
+def test_a_workload_targets_fix_names_the_workload_whose_template_it_changes():
+    """`kubectl gpudoctor sts/sd-render`: its pods are refused, so no pod exists; a fix that changes the pod template
+    names the StatefulSet and the field inside it, as a fix for one of its pods would."""
+    from tests.casebook import diagnose
+    diag = diagnose(os.path.join(CASES, "scheduler-queue-invalid", "fail-volcano-webhook-refuses-closed-queue"))
+    fix = next(f for f in diag.findings if f.id == "scheduler-queue-invalid").remediation
+    assert ("Where: StatefulSet sd-render, spec.template.metadata.annotations[scheduling.volcano.sh/queue-name]"
+            in fix), fix
+    assert "`kubectl edit statefulset sd-render -n render`" in fix and "-template" not in fix
+
+
+def test_a_cronjobs_template_pod_is_owned_by_the_cronjob_through_its_job_template():
+    from kubectl_gpudoctor.kube.workloads import template_pod
+    cj = {"apiVersion": "batch/v1", "kind": "CronJob",
+          "metadata": {"name": "nightly-eval", "namespace": "ml", "uid": "c1",
+                       "labels": {"app.kubernetes.io/managed-by": "Helm"}},
+          "spec": {"schedule": "0 2 * * *", "jobTemplate": {"spec": {"template": {
+              "metadata": {"labels": {"app": "eval"}},
+              "spec": {"restartPolicy": "Never", "containers": [{"name": "eval", "image": "eval:1.4"}]}}}}}}
+    pod = template_pod(cj)
+    assert pod["metadata"]["namespace"] == "ml" and pod["metadata"]["labels"] == {"app": "eval"}
+    assert pod["metadata"]["ownerReferences"] == [{"apiVersion": "batch/v1", "kind": "CronJob", "name": "nightly-eval",
+                                                   "uid": "c1", "controller": True}]
+    assert pod["spec"]["containers"][0]["name"] == "eval"
+    ev = Evidence(target=Target("CronJob", "nightly-eval", "ml"))
+    ev.add(cj)
+    ft = fix_target(ev, pod)
+    assert (ft.top.kind, ft.top.name) == ("CronJob", "nightly-eval") and not ft.bare
+    assert template_pod({"kind": "Deployment", "metadata": {"name": "x"}, "spec": {"template": "bad"}})["spec"] == {}

@@ -56,6 +56,22 @@ def parse_ref(text: str) -> Optional[tuple]:
     return kind.lower(), wl_name
 
 
+def template_pod(workload: dict) -> dict:
+    """The pod a workload's template describes, as its controller would create it: the template's labels,
+    annotations and spec, in the workload's namespace, owned by the workload (a CronJob's through its jobTemplate)."""
+    tpl = spec(workload).get("template") if workload.get("kind") != "CronJob" else \
+        (spec(spec(workload).get("jobTemplate") or {}) or {}).get("template")
+    tpl = tpl if isinstance(tpl, dict) else {}
+    m, tm = meta(workload), tpl.get("metadata") if isinstance(tpl.get("metadata"), dict) else {}
+    ref = {"apiVersion": workload.get("apiVersion") or "", "kind": workload.get("kind") or "", "name": m.get("name"),
+           "uid": m.get("uid"), "controller": True}
+    return {"apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": f"{m.get('name')}-template", "namespace": m.get("namespace"),
+                         "labels": dict(tm.get("labels") or {}), "annotations": dict(tm.get("annotations") or {}),
+                         "ownerReferences": [ref]},
+            "spec": tpl.get("spec") if isinstance(tpl.get("spec"), dict) else {}}
+
+
 def label_selector(obj: dict) -> str:
     return selector_query(spec(obj).get("selector")) or ""
 
