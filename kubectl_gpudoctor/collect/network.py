@@ -6,7 +6,7 @@ from typing import List
 from ..kube import initwait, multus, podstate
 from ..evidence import Evidence
 from ..kube.objects import controller_of, name, namespace, spec
-from .api import Request, quote
+from .api import Request, quote, scoped
 
 NAD_API = "/apis/k8s.cni.cncf.io/v1"
 MAX_FOREIGN_NADS = 8        # attachments the pod names in other namespaces, read one by one
@@ -19,8 +19,7 @@ def first_round(pod: dict) -> List[Request]:
     ns = namespace(pod)
     reqs = []
     if podstate.is_scheduled(pod):
-        reqs.append(Request("networkpolicies", "list",
-                            f"/apis/networking.k8s.io/v1/namespaces/{quote(ns)}/networkpolicies", kind="NetworkPolicy"))
+        reqs.append(_policies(ns, ns))
     wanted = multus.requested(pod)
     if wanted:
         # A 404 on this list means the Multus CRD is not installed: then no attachment can exist.
@@ -91,9 +90,15 @@ def waited_services(ev: Evidence) -> List[Request]:
     for ns, names in sorted(by_ns.items()):
         reqs.append(_slices(ns, names))
         if ns != own:
-            reqs.append(Request("networkpolicies", "list",
-                                f"/apis/networking.k8s.io/v1/namespaces/{quote(ns)}/networkpolicies", kind="NetworkPolicy"))
+            reqs.append(_policies(ns, own))
     return reqs
+
+
+def _policies(ns: str, own: str) -> Request:
+    """A namespace's NetworkPolicies; refused, the gap names that namespace: a 403 on the peer's namespace leaves
+    the pod's own namespace's policies, read fine, decided (and the reverse)."""
+    return scoped(Request("networkpolicies", "list", f"/apis/networking.k8s.io/v1/namespaces/{quote(ns)}/networkpolicies",
+                          kind="NetworkPolicy"), ns, own)
 
 
 # Labels that differ between the pods of one controller (their index or name): left out of the sibling selector.

@@ -1,0 +1,105 @@
+"""A gap is unknown only for what its read covered: a 403 on one namespace's NetworkPolicies (the peer's, read for a
+waiting init container) leaves the pod's own namespace's policies, read fine, a fact; a DaemonSet list that was
+namespace-scoped says which namespaces it covered, never "none in the cluster". Live against the suite's API server
+(what is read, what 403 leaves unknown), offline from the bundle that live run writes, and from edited objects."""
+import copy
+import os
+
+from kubectl_gpudoctor.evidence import Evidence, Gap, Target
+from tests.apiserver import FakeApiServer, load_case
+from tests.conftest import CASES
+from tests.live import assert_read_only, run_json, run_plugin, serving
+
+REDIS = os.path.join(CASES, "init-container-waiting", "fail-egress-denied-other-namespace")
+REDIS_POD = "triton-ensemble-59c7d6f8b-k8d2w"   # namespace inference; it waits for redis-master in namespace cache
+WAIT, POLICY = "init-container-waiting", "networkpolicy-blocks-traffic"
+
+
+def finding(doc, rule_id):
+    return next((f for f in doc["findings"] if f["id"] == rule_id), None)
+
+
+def check(doc, rule_id):
+    return next(c for c in doc["checks"] if c["id"] == rule_id)
+
+
+def redis_objects(allow_cache: bool):
+    """The case's objects; with allow_cache the pod's own default-deny-egress also lets it reach Redis in cache
+    (what the case's fix adds), so only the peer namespace's policies could still drop the connection."""
+    objects, logs = load_case(REDIS)
+    objects = copy.deepcopy(objects)
+    if allow_cache:
+        policy = next(o for o in objects if o["kind"] == "NetworkPolicy" and o["metadata"]["name"] == "default-deny-egress")
+        policy["spec"]["egress"].append({
+            "to": [{"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "cache"}},
+                    "podSelector": {"matchLabels": {"app.kubernetes.io/name": "redis"}}}],
+            "ports": [{"protocol": "TCP", "port": 6379}]})
+    return objects, logs
+
+
+def live(tmp_path, allow_cache=False, bundle=None):
+    objects, logs = redis_objects(allow_cache)
+    with FakeApiServer(objects, logs) as srv:
+        srv.forbid("networkpolicies", namespace="cache")
+        kc = srv.write_kubeconfig(str(tmp_path / "kubeconfig"), namespace="inference")
+        _, doc = run_json(REDIS_POD, "--kubeconfig", kc)
+        if bundle:
+            proc = run_plugin("bundle", REDIS_POD, "-f", str(bundle), "--kubeconfig", kc)
+            assert proc.returncode == 0, proc.stderr
+    assert_read_only(srv)
+    got = [r.path for r in srv.requests]
+    assert "/apis/networking.k8s.io/v1/namespaces/cache/networkpolicies" in got
+    assert "/apis/networking.k8s.io/v1/namespaces/inference/networkpolicies" in got
+    return doc
+
+
+def test_a_403_on_the_peer_namespace_policies_leaves_the_own_namespace_check_decided(tmp_path):
+    """The own namespace's default-deny-egress was read: the job/DNS check runs on it (it lets DNS out: passed), and
+    the init container's wait is explained by it, whatever the unread policies of namespace cache say."""
+    doc = live(tmp_path)
+    assert check(doc, POLICY)["result"] == "passed", check(doc, POLICY)
+    f = finding(doc, WAIT)
+    assert doc["rootCause"] == WAIT and "NetworkPolicy default-deny-egress isolates pod" in f["message"], f["message"]
+    gap = next(g for g in doc["gaps"] if g["source"] == "networkpolicies")
+    assert gap["reason"] == "forbidden" and gap.get("namespace") == "cache", gap
+    assert [g for g in doc["gaps"] if g["source"] == "networkpolicies"] == [gap]   # one gap: cache's
+
+
+def test_when_only_the_peer_policies_could_drop_it_the_wait_says_which_namespace_was_not_read(tmp_path):
+    doc = live(tmp_path, allow_cache=True)
+    f = finding(doc, WAIT)
+    assert "not checked: forbidden (needs list networkpolicies in namespace cache)" in f["message"], f["message"]
+    assert "no NetworkPolicy read drops" not in f["message"]
+    assert check(doc, POLICY)["result"] == "passed"
+
+
+def test_the_bundle_keeps_the_peer_namespace_gap_and_replays_it(tmp_path):
+    out = tmp_path / "b.tgz"
+    doc = live(tmp_path, allow_cache=True, bundle=out)
+    _, replay = run_json(REDIS_POD, "--from", str(out))
+    assert check(replay, POLICY)["result"] == "passed", check(replay, POLICY)
+    assert [g for g in replay["gaps"] if g["source"] == "networkpolicies"] == \
+        [g for g in doc["gaps"] if g["source"] == "networkpolicies"]
+    assert "needs list networkpolicies in namespace cache" in finding(replay, WAIT)["message"]
+
+
+def test_a_403_on_the_own_namespace_policies_is_unknown_for_both_checks(tmp_path):
+    """The reverse: the own namespace's list refused, the peer's read. Both checks need the own namespace's."""
+    with serving(REDIS, tmp_path, namespace="inference") as (srv, kc):
+        srv.forbid("networkpolicies", namespace="inference")
+        _, doc = run_json(REDIS_POD, "--kubeconfig", kc)
+    want = "not checked: forbidden (needs list networkpolicies in namespace inference)"
+    assert check(doc, POLICY) == {"id": POLICY, "result": "unknown", "reason": want}
+    assert want in finding(doc, WAIT)["message"]
+
+
+def test_a_scoped_gap_is_the_namespace_it_names_and_an_unscoped_one_every_namespace():
+    ev = Evidence(Target("Pod", "p", "inference"), sources={"networkpolicies"})
+    ev.gaps["networkpolicies#cache"] = Gap("networkpolicies", "forbidden", "", "list", namespace="cache")
+    assert ev.gap_in("networkpolicies", "inference") is None
+    assert ev.gap_in("networkpolicies", "cache").needs() == \
+        "not checked: forbidden (needs list networkpolicies in namespace cache)"
+    ev.gaps["networkpolicies"] = Gap("networkpolicies", "forbidden", "", "list")   # an older bundle's: no namespace
+    assert ev.gap_in("networkpolicies", "inference") is ev.gaps["networkpolicies"]
+    merged = Evidence(Target("Pod", "q", "inference")).merged([ev])
+    assert set(merged.gaps) == {"networkpolicies", "networkpolicies#cache"}
