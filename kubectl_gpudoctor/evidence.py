@@ -174,8 +174,9 @@ class Evidence:
             return True
         src = source_of(kind)
         # a malformed object skipped from the source may be this one: its absence is not known
+        # nor is it when the read of its namespace (a peer's, other than the target's) failed: `src#namespace`
         return (src in self.sources and src not in self.gaps and src + "#malformed" not in self.gaps
-                and self.get(kind, name, namespace) is None)
+                and f"{src}#{namespace}" not in self.gaps and self.get(kind, name, namespace) is None)
 
     def readable(self, source: str) -> bool:
         return source in self.sources and source not in self.gaps

@@ -103,3 +103,56 @@ def test_a_scoped_gap_is_the_namespace_it_names_and_an_unscoped_one_every_namesp
     assert ev.gap_in("networkpolicies", "inference") is ev.gaps["networkpolicies"]
     merged = Evidence(Target("Pod", "q", "inference")).merged([ev])
     assert set(merged.gaps) == {"networkpolicies", "networkpolicies#cache"}
+
+
+# --- Multus attachments: the pod's own namespace listed, another namespace's read by name ---------------------------
+NAD_CASE = os.path.join(CASES, "rdma-device-missing", "fail-nad-missing-comma-list")
+NAD_POD, RDMA = "gpt-pretrain-1", "rdma-device-missing"
+FOREIGN = "/apis/k8s.cni.cncf.io/v1/namespaces/nvidia-network-operator/network-attachment-definitions/sriov-rdma-net"
+
+
+def nad_live(tmp_path, own_missing=True):
+    """The case's pod also asks for nvidia-network-operator/sriov-rdma-net, whose namespace refuses the read;
+    without own_missing, ib-net-b (the own namespace's missing attachment) exists after all."""
+    objects, logs = load_case(NAD_CASE)
+    objects = copy.deepcopy(objects)
+    pod = next(o for o in objects if o["kind"] == "Pod" and o["metadata"]["name"] == NAD_POD)
+    pod["metadata"]["annotations"]["k8s.v1.cni.cncf.io/networks"] += ", nvidia-network-operator/sriov-rdma-net@net3"
+    if not own_missing:
+        nad = copy.deepcopy(next(o for o in objects if o["kind"] == "NetworkAttachmentDefinition"))
+        nad["metadata"]["name"], nad["metadata"]["uid"] = "ib-net-b", "5b0c3f1e-77a2-4d52-9c1e-2f6f0d4a8b21"
+        objects.append(nad)
+    with FakeApiServer(objects, logs) as srv:
+        srv.forbid("network-attachment-definitions", namespace="nvidia-network-operator")
+        kc = srv.write_kubeconfig(str(tmp_path / "kubeconfig"), namespace="training")
+        _, doc = run_json(NAD_POD, "--kubeconfig", kc)
+    assert_read_only(srv)
+    assert FOREIGN in [r.path for r in srv.requests]
+    return doc
+
+
+def test_a_refused_attachment_elsewhere_leaves_the_own_namespace_missing_one_a_fact(tmp_path):
+    doc = nad_live(tmp_path)
+    assert doc["rootCause"] == RDMA, (doc["summary"], check(doc, RDMA))
+    assert "training/ib-net-b" in finding(doc, RDMA)["message"] and "which does not exist" in finding(doc, RDMA)["message"]
+    gap = next(g for g in doc["gaps"] if g["source"] == "network-attachment-definitions")
+    assert gap["reason"] == "forbidden" and gap["namespace"] == "nvidia-network-operator", gap
+
+
+def test_a_refused_attachment_elsewhere_is_unknown_and_never_absent(tmp_path):
+    doc = nad_live(tmp_path, own_missing=False)
+    assert check(doc, RDMA) == {"id": RDMA, "result": "unknown", "reason": "not checked: forbidden (needs get "
+                                "network-attachment-definitions in namespace nvidia-network-operator)"}
+
+
+def test_a_403_on_the_peer_service_pods_is_the_peer_namespace_gap_only(tmp_path):
+    """The Service's pods in namespace cache refused: the checks that need the pods the diagnosis reads for the
+    node and the pod's own namespace are not made unknown by it; the wait is still decided by the own policy."""
+    with serving(REDIS, tmp_path, namespace="inference") as (srv, kc):
+        srv.forbid("pods", namespace="cache")
+        _, doc = run_json(REDIS_POD, "--kubeconfig", kc)
+    sel = "app.kubernetes.io/component=master,app.kubernetes.io/instance=redis,app.kubernetes.io/name=redis"
+    assert ("/api/v1/namespaces/cache/pods", sel) in [(r.path, r.query.get("labelSelector")) for r in srv.requests]
+    assert [g.get("namespace") for g in doc["gaps"] if g["source"] == "pods"] == ["cache"], doc["gaps"]
+    assert not [c for c in doc["checks"] if c["result"] == "unknown" and "pods" in c["reason"]], doc["checks"]
+    assert "NetworkPolicy default-deny-egress isolates pod" in finding(doc, WAIT)["message"]

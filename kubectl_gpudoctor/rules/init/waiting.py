@@ -135,7 +135,7 @@ def _no_service(ev, w, peer) -> Why:
                    f"Service {peer.service} does not exist in {ns}",
                    f"Create Service {peer.service} in namespace {ns} (deploy what provides it), or point init "
                    f"container {w.name} at the Service that does exist.", edits="container", decisive=True)
-    gap = ev.gap("services")
+    gap = ev.gap_in("services", ns)
     if peer.ip and not gap:
         return Why(f"No Service in namespace {ns} has clusterIP {peer.ip}.", f"no Service has IP {peer.ip}",
                    f"Point init container {w.name} at the Service's name rather than an address.", edits="container",
@@ -146,7 +146,7 @@ def _no_service(ev, w, peer) -> Why:
 
 
 def _no_endpoints(ev, w, svc, unready, ref) -> Why:
-    gap = ev.gap("endpointslices")
+    gap = ev.gap_in("endpointslices", namespace(svc))
     if gap:
         return Why(f"Service {name(svc)} exists; its endpoints: {gap.needs()}.", "endpoints unknown",
                    f"Check that Service {name(svc)} in namespace {namespace(svc)} has ready endpoints.", lines=[ref])
@@ -156,8 +156,8 @@ def _no_endpoints(ev, w, svc, unready, ref) -> Why:
     if not sel:
         state = "it has no selector, and its EndpointSlices hold no ready address"
         fix = f"Add the backend's addresses to Service {name(svc)}'s EndpointSlices, or give it a selector."
-    elif not pods and ev.gap("pods"):
-        state = f"its pods (selector {shown}): {ev.gap('pods').needs()}"
+    elif not pods and ev.gap_in("pods", namespace(svc)):
+        state = f"its pods (selector {shown}): {ev.gap_in('pods', namespace(svc)).needs()}"
         fix = f"Make the pods behind Service {name(svc)} (selector {shown}) ready."
     elif not pods:
         state = f"no pod in namespace {namespace(svc)} matches its selector {shown}"
@@ -234,7 +234,7 @@ def _policies(ev, w, peer, svc, port, ready, ref) -> Why:
     if any(v.result == "unknown" for v in checks):
         # undecided: a policy chooses by labels of pods or namespaces that were not read
         what, gap = ("namespace labels", ev.gap("namespaces")) if known else \
-            (f"the labels of Service {name(svc)}'s pods", ev.gap("pods"))
+            (f"the labels of Service {name(svc)}'s pods", ev.gap_in("pods", peer_ns))
         return Why(f"{up}; whether a NetworkPolicy drops the connection depends on {what}: "
                    f"{gap.needs() if gap else 'not read'}.", f"{name(svc)} is up, policies undecided",
                    f"Check the NetworkPolicies of namespaces {namespace(pod)} and {peer_ns}.", lines=[ref])
