@@ -178,6 +178,11 @@ class Evidence:
         return (src in self.sources and src not in self.gaps and src + "#malformed" not in self.gaps
                 and f"{src}#{namespace}" not in self.gaps and self.get(kind, name, namespace) is None)
 
+    def read_in(self, source: str) -> List[str]:
+        """The namespaces a namespaced read of the source covered (`source#ns` marks, collect/api.py Request.scope):
+        a DaemonSet list read namespace by namespace, once the cluster-wide one was refused, saw only those."""
+        return sorted(s.split("#", 1)[1] for s in self.sources if s.startswith(source + "#"))
+
     def readable(self, source: str) -> bool:
         return source in self.sources and source not in self.gaps
 

@@ -5,7 +5,9 @@ namespace-scoped says which namespaces it covered, never "none in the cluster". 
 import copy
 import os
 
+from kubectl_gpudoctor import verdict
 from kubectl_gpudoctor.evidence import Evidence, Gap, Target
+from kubectl_gpudoctor.offline import bundle, load as offline
 from tests.apiserver import FakeApiServer, load_case
 from tests.conftest import CASES
 from tests.live import assert_read_only, run_json, run_plugin, serving
@@ -156,3 +158,58 @@ def test_a_403_on_the_peer_service_pods_is_the_peer_namespace_gap_only(tmp_path)
     assert [g.get("namespace") for g in doc["gaps"] if g["source"] == "pods"] == ["cache"], doc["gaps"]
     assert not [c for c in doc["checks"] if c["result"] == "unknown" and "pods" in c["reason"]], doc["checks"]
     assert "NetworkPolicy default-deny-egress isolates pod" in finding(doc, WAIT)["message"]
+
+
+# --- DaemonSets: a namespace-by-namespace list (the cluster-wide one refused) saw only those namespaces ------------
+DEPLOY_LABEL = os.path.join(CASES, "device-plugin-not-running", "fail-deploy-label-false")
+NODE, PLUGIN = "gpu-a100-12", "device-plugin-not-running"
+
+
+def plugin_live(tmp_path, ds_namespace, refuse_cluster_wide):
+    """The case's node, with the device plugin's DaemonSet moved to `ds_namespace` (the standalone NVIDIA chart's
+    `nvidia-device-plugin`), or removed (None)."""
+    objects, logs = load_case(DEPLOY_LABEL)
+    objects = copy.deepcopy(objects)
+    ds = next(o for o in objects if o["kind"] == "DaemonSet")
+    if ds_namespace is None:
+        objects.remove(ds)
+    else:
+        ds["metadata"]["namespace"] = ds_namespace
+    with FakeApiServer(objects, logs) as srv:
+        if refuse_cluster_wide:
+            srv.forbid("daemonsets", cluster_scope_only=True)
+        kc = srv.write_kubeconfig(str(tmp_path / "kubeconfig"))
+        _, doc = run_json("node", NODE, "--kubeconfig", kc)
+    assert_read_only(srv)
+    listed = sorted(r.path for r in srv.requests if r.path.endswith("/daemonsets") and r.status == 200)
+    return doc, listed
+
+
+def test_a_namespaced_daemonset_list_says_which_namespaces_it_saw(tmp_path):
+    doc, listed = plugin_live(tmp_path, "nvidia-device-plugin", refuse_cluster_wide=True)
+    assert listed[:2] == ["/apis/apps/v1/namespaces/gpu-operator/daemonsets",
+                          "/apis/apps/v1/namespaces/kube-system/daemonsets"]
+    msg = finding(doc, PLUGIN)["message"]
+    assert "in the cluster" not in msg, msg
+    assert ("no device-plugin DaemonSet in namespaces gpu-operator, kube-system (the cluster-wide list was refused; "
+            "other namespaces not read)") in " ".join(msg.split()), msg
+
+
+def test_a_bundle_keeps_which_namespaces_the_daemonsets_were_listed_in(tmp_path):
+    """The case's evidence as the namespaced fallback leaves it (no DaemonSet in the namespaces listed), written as
+    a bundle and read back: the same scoped sentence, not "none in the cluster"."""
+    ev = offline.load(DEPLOY_LABEL, "Node", NODE)
+    ev.objects = {k: [o for o in v if k != "DaemonSet"] for k, v in ev.objects.items()}
+    ev.sources |= {"daemonsets#gpu-operator", "daemonsets#kube-system"}
+    bundle.write(ev, str(tmp_path / "b"))
+    for source in (ev, offline.load(str(tmp_path / "b"), "Node", NODE)):
+        f = next(f for f in verdict.diagnose_node(source).findings if f.id == PLUGIN)
+        assert "no device-plugin DaemonSet in namespaces gpu-operator, kube-system (the cluster-wide" in f.message
+
+
+def test_the_cluster_wide_list_finds_it_elsewhere_and_an_empty_one_is_none_in_the_cluster(tmp_path):
+    doc, listed = plugin_live(tmp_path, "nvidia-device-plugin", refuse_cluster_wide=False)
+    assert listed == ["/apis/apps/v1/daemonsets"]
+    assert "DaemonSet nvidia-device-plugin/nvidia-device-plugin-daemonset skips the node" in finding(doc, PLUGIN)["message"]
+    doc, _ = plugin_live(tmp_path, None, refuse_cluster_wide=False)
+    assert "no device-plugin DaemonSet exists in the cluster" in finding(doc, PLUGIN)["message"]

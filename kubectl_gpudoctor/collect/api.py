@@ -214,6 +214,8 @@ def _resource(path: str, ns) -> str:
 def store(ev: Evidence, req: Request, resp: Response) -> None:
     if resp.reason == "ok":
         ev.mark_read(req.source)
+        if req.scope:   # what a namespaced read covered: a rule says "none in namespace X", never "in the cluster"
+            ev.mark_read(f"{req.source}#{req.scope}")
         if req.log_key is not None:
             ev.logs[req.log_key] = resp.body or ""
         elif isinstance(resp.body, dict):
