@@ -213,3 +213,49 @@ def test_the_cluster_wide_list_finds_it_elsewhere_and_an_empty_one_is_none_in_th
     assert "DaemonSet nvidia-device-plugin/nvidia-device-plugin-daemonset skips the node" in finding(doc, PLUGIN)["message"]
     doc, _ = plugin_live(tmp_path, None, refuse_cluster_wide=False)
     assert "no device-plugin DaemonSet exists in the cluster" in finding(doc, PLUGIN)["message"]
+
+
+# --- insufficient-gpu's mixed case: free GPUs exist on nodes the pod's selector or a taint keeps it off ------------
+FULL = os.path.join(CASES, "node-selector-mismatch", "pass-selected-node-full")
+FULL_POD, GPU = "vllm-llama405b-0", "insufficient-gpu"
+
+
+def full(change=None):
+    """The case: the pod's nodeSelector picks gpu-h100-0 (8 of 8 used), gpu-a100-0 has 8 free."""
+    ev = offline.load(FULL, "Pod", FULL_POD)
+    ev.objects = copy.deepcopy(ev.objects)
+    if change:
+        change(ev)
+    return next(f for f in verdict.diagnose_pod(ev).findings if f.id == GPU)
+
+
+def _node(ev, name):
+    return next(n for n in ev.objects["Node"] if n["metadata"]["name"] == name)
+
+
+def test_the_fix_offers_the_label_value_of_the_node_with_free_gpus_on_the_object_the_user_edits():
+    f = full()
+    assert f.remediation.startswith('Let the pod use node gpu-a100-0 (8 nvidia.com/gpu free): set nodeSelector '
+                                    'nvidia.com/gpu.product="NVIDIA-A100-SXM4-80GB" in the pod template of StatefulSet '
+                                    'vllm-llama405b'), f.remediation
+    assert "Where: StatefulSet vllm-llama405b, spec.template.spec " in f.remediation
+    assert f.snippet.split("\n") == ["# StatefulSet vllm-llama405b, spec.template.spec", "nodeSelector:",
+                                     '  nvidia.com/gpu.product: "NVIDIA-A100-SXM4-80GB"']
+    assert "kubectl get pods -A --field-selector spec.nodeName=gpu-h100-0 -o wide   # who holds the GPUs" in f.next
+
+
+def test_a_taint_on_the_free_node_is_tolerated_in_the_fix():
+    def tainted(ev):
+        pod = next(p for p in ev.objects["Pod"] if p["metadata"]["name"] == FULL_POD)
+        pod["spec"].pop("nodeSelector")
+        _node(ev, "gpu-a100-0")["spec"]["taints"] = [{"key": "dedicated", "value": "training", "effect": "NoSchedule"}]
+    f = full(tainted)
+    assert "tolerate dedicated=training:NoSchedule in the pod template of StatefulSet vllm-llama405b" in f.remediation
+    assert "  value: \"training\"" in f.snippet and "- key: dedicated" in f.snippet, f.snippet
+
+
+def test_a_free_node_kept_off_by_more_than_the_pods_spec_gets_no_relaxed_selector():
+    def cordoned(ev):
+        _node(ev, "gpu-a100-0")["spec"]["unschedulable"] = True
+    f = full(cordoned)
+    assert "Let the pod use" not in f.remediation and "nodeSelector:" not in (f.snippet or ""), f.remediation
