@@ -259,3 +259,12 @@ def test_a_free_node_kept_off_by_more_than_the_pods_spec_gets_no_relaxed_selecto
         _node(ev, "gpu-a100-0")["spec"]["unschedulable"] = True
     f = full(cordoned)
     assert "Let the pod use" not in f.remediation and "nodeSelector:" not in (f.snippet or ""), f.remediation
+
+
+def test_a_free_node_with_fewer_free_gpus_than_the_pod_asks_is_not_offered():
+    def smaller(ev):
+        st = _node(ev, "gpu-a100-0")["status"]
+        st["capacity"]["nvidia.com/gpu"] = st["allocatable"]["nvidia.com/gpu"] = "4"   # the pod asks for 8
+    f = full(smaller)
+    assert "gpu-a100-0 with 4 nvidia.com/gpu free" in f.message, f.message
+    assert "Let the pod use" not in f.remediation, f.remediation

@@ -166,11 +166,14 @@ _HOLDERS = "kubectl get pods -A --field-selector spec.nodeName=$candidate -o wid
 
 
 def _relax(pod, by_name, table, roomy):
-    """(fix, snippet) letting the pod onto the node with the most free GPUs it may not use, when only its selector
+    """(fix, snippet) letting the pod onto the node with the most free GPUs it may not use (as many as it asks), when only its selector
     (an equality or In requirement the node's label can meet) or taints keep it off: the value that node carries
     filled in. None when something else excludes it (cordoned, a volume's zone) or no value would match."""
+    need = placement.requested(pod)
     free = lambda n: sum(r["free"] or 0 for r in table if r["node"] == n)
-    node = max(roomy, key=lambda n: (free(n), n), default=None)
+    fits = [n for n in roomy if all(any(r["node"] == n and r["resource"] == res and (r["free"] or 0) >= k
+                                        for r in table) for res, k in need.items())]
+    node = max(fits, key=lambda n: (free(n), n), default=None)   # a node with fewer free than asked would not do
     view = by_name.get(node)
     if view is None or set(view.fails) - {"selector", "taint"}:
         return None
