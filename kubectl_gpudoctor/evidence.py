@@ -58,12 +58,15 @@ class Gap:
     reason: str          # forbidden | unauthorized | timeout | error | not-in-bundle | not-collected | malformed
     detail: str = ""
     verb: str = "get"    # the RBAC verb that was refused, for "needs list nodes"
+    namespace: Optional[str] = None   # the one namespace a namespaced read covered, when the gap names it
 
     def needs(self) -> str:
-        return f"not checked: {self.reason} (needs {self.verb} {self.source})"
+        where = f" in namespace {self.namespace}" if self.namespace else ""
+        return f"not checked: {self.reason} (needs {self.verb} {self.source}{where})"
 
     def to_dict(self) -> dict:
-        return {"source": self.source, "reason": self.reason, "detail": self.detail}
+        out = {"source": self.source, "reason": self.reason, "detail": self.detail}
+        return dict(out, namespace=self.namespace) if self.namespace else out
 
 
 @record
@@ -139,8 +142,8 @@ class Evidence:
             out.metrics.update(ev.metrics)
             out.absent.update(ev.absent)
             out.sources |= ev.sources
-            for gap in ev.gaps.values():
-                out.add_gap(gap)
+            for key, gap in ev.gaps.items():
+                out.gaps.setdefault(key, gap)   # keys kept: a gap of one namespace's read stays that namespace's
             out.pod_nodes |= set(ev.pod_nodes or ())
         return out
 
@@ -171,8 +174,14 @@ class Evidence:
             return True
         src = source_of(kind)
         # a malformed object skipped from the source may be this one: its absence is not known
+        # nor is it when the read of its namespace (a peer's, other than the target's) failed: `src#namespace`
         return (src in self.sources and src not in self.gaps and src + "#malformed" not in self.gaps
-                and self.get(kind, name, namespace) is None)
+                and f"{src}#{namespace}" not in self.gaps and self.get(kind, name, namespace) is None)
+
+    def read_in(self, source: str) -> List[str]:
+        """The namespaces a namespaced read of the source covered (`source#ns` marks, collect/api.py Request.scope):
+        a DaemonSet list read namespace by namespace, once the cluster-wide one was refused, saw only those."""
+        return sorted(s.split("#", 1)[1] for s in self.sources if s.startswith(source + "#"))
 
     def readable(self, source: str) -> bool:
         return source in self.sources and source not in self.gaps
@@ -183,6 +192,15 @@ class Evidence:
         if source not in self.sources:
             return Gap(source, "not-collected", "", "get")
         return None
+
+    def gap_in(self, source: str, namespace: str) -> Optional[Gap]:
+        """The gap of a namespaced source in one namespace: its own (`source#ns`, a read of another namespace than
+        the target's), else the source's unless that one names another namespace (a gap with none covers all)."""
+        scoped = self.gaps.get(f"{source}#{namespace}")
+        if scoped is not None:
+            return scoped
+        gap = self.gap(source)
+        return None if gap is not None and gap.namespace not in (None, namespace) and source in self.sources else gap
 
     @property
     def pod(self) -> Optional[dict]:

@@ -238,7 +238,7 @@ def test_live_forbidden_networkpolicies_are_a_gap(tmp_path):
         srv.forbid("networkpolicies")
         _, doc = run_json(PG_POD, "--kubeconfig", kc)
     assert doc["rootCause"] == RULE
-    assert "not checked: forbidden (needs list networkpolicies)" in finding(doc)["message"]
+    assert "not checked: forbidden (needs list networkpolicies in namespace rag)" in finding(doc)["message"]
     assert any(g["source"] == "networkpolicies" and g["reason"] == "forbidden" for g in doc["gaps"])
 
 
@@ -280,7 +280,7 @@ def test_live_bundle_replays_the_peer_objects_and_the_gap(tmp_path):
     assert replay["rootCause"] == live["rootCause"] == RULE
     # the same verdict on the peer (the first sentence holds the wait's age, which the wall clock moves on)
     assert finding(replay)["message"].split(". ", 1)[1] == finding(live)["message"].split(". ", 1)[1]
-    assert "not checked: forbidden (needs list networkpolicies)" in finding(replay)["message"]
+    assert "not checked: forbidden (needs list networkpolicies in namespace rag)" in finding(replay)["message"]
     assert any(g["source"] == "networkpolicies" and g["reason"] == "forbidden" for g in replay["gaps"])
 
 

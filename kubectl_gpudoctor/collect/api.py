@@ -10,7 +10,7 @@ from .. import lazyre
 from ..evidence import Evidence, Gap
 from ..kube import shapes
 from ..kube.names import InvalidName, safe_segment
-from ..record import field, record
+from ..record import field, record, replace
 from ..safety.redact import remember_names, secret_metadata
 from .parallel import Parallel
 from .transport import Timeout, Unreachable
@@ -56,6 +56,7 @@ class Request:
     page: int = PAGE                   # objects per page of a list
     gap_key: Optional[str] = None      # a failed read's own gap key, when another read shares its source
     about: str = ""                    # what that read is, at the head of its gap's detail
+    scope: Optional[str] = None        # the namespace its gap names: a source read in two namespaces (scoped())
     then: Optional[Callable] = None    # called with (Response) after it is stored
 
 
@@ -213,6 +214,8 @@ def _resource(path: str, ns) -> str:
 def store(ev: Evidence, req: Request, resp: Response) -> None:
     if resp.reason == "ok":
         ev.mark_read(req.source)
+        if req.scope:   # what a namespaced read covered: a rule says "none in namespace X", never "in the cluster"
+            ev.mark_read(f"{req.source}#{req.scope}")
         if req.log_key is not None:
             ev.logs[req.log_key] = resp.body or ""
         elif isinstance(resp.body, dict):
@@ -243,9 +246,18 @@ def store(ev: Evidence, req: Request, resp: Response) -> None:
         reason = "error" if resp.reason in ("unreachable", "invalid") else resp.reason
         if req.gap_key:   # e.g. the node's events: refused, they leave the pod's own events readable
             detail = f"{req.about}: {resp.message}" if req.about else resp.message
-            ev.gaps.setdefault(req.gap_key, Gap(req.source, reason, detail, req.verb))
+            ev.gaps.setdefault(req.gap_key, Gap(req.source, reason, detail, req.verb, req.scope))
         else:
-            ev.add_gap(Gap(req.source, reason, resp.message, req.verb))
+            ev.add_gap(Gap(req.source, reason, resp.message, req.verb, req.scope))
+
+
+def scoped(req: Request, ns: str, target_ns: str) -> Request:
+    """A namespaced read whose gap names its namespace: the target's namespace keeps the source's own gap key (the
+    rules that need only it, by `needs`, see it), another namespace's read has a key of its own (`source#ns`), so a
+    403 there leaves unknown only what needed that namespace (Evidence.gap_in)."""
+    key = None if ns == target_ns else f"{req.source}#{ns}"
+    about = f"the {req.source} of namespace {ns}" if key else ""
+    return replace(req, scope=ns, gap_key=key, about=about)
 
 
 # The kubelet's 400s for a log that does not exist (pkg/kubelet/kubelet_pods.go validateContainerLogStatus): no

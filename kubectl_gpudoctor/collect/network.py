@@ -6,7 +6,7 @@ from typing import List
 from ..kube import initwait, multus, podstate
 from ..evidence import Evidence
 from ..kube.objects import controller_of, name, namespace, spec
-from .api import Request, quote
+from .api import Request, quote, scoped
 
 NAD_API = "/apis/k8s.cni.cncf.io/v1"
 MAX_FOREIGN_NADS = 8        # attachments the pod names in other namespaces, read one by one
@@ -19,18 +19,18 @@ def first_round(pod: dict) -> List[Request]:
     ns = namespace(pod)
     reqs = []
     if podstate.is_scheduled(pod):
-        reqs.append(Request("networkpolicies", "list",
-                            f"/apis/networking.k8s.io/v1/namespaces/{quote(ns)}/networkpolicies", kind="NetworkPolicy"))
+        reqs.append(_policies(ns, ns))
     wanted = multus.requested(pod)
     if wanted:
         # A 404 on this list means the Multus CRD is not installed: then no attachment can exist.
-        reqs.append(Request("network-attachment-definitions", "list",
-                            f"{NAD_API}/namespaces/{quote(ns)}/network-attachment-definitions",
-                            kind="NetworkAttachmentDefinition", optional_api=True))
+        reqs.append(scoped(Request("network-attachment-definitions", "list",
+                                   f"{NAD_API}/namespaces/{quote(ns)}/network-attachment-definitions",
+                                   kind="NetworkAttachmentDefinition", optional_api=True), ns, ns))
+    # another namespace's attachment, refused, is unknown there only: the own namespace's list still decides
     foreign = sorted({(a.namespace, a.name) for a in wanted if a.namespace != ns})[:MAX_FOREIGN_NADS]
-    reqs += [Request("network-attachment-definitions", "get",
-                     f"{NAD_API}/namespaces/{quote(other)}/network-attachment-definitions/{quote(nad)}",
-                     kind="NetworkAttachmentDefinition") for other, nad in foreign]
+    reqs += [scoped(Request("network-attachment-definitions", "get",
+                            f"{NAD_API}/namespaces/{quote(other)}/network-attachment-definitions/{quote(nad)}",
+                            kind="NetworkAttachmentDefinition"), other, ns) for other, nad in foreign]
     return reqs
 
 
@@ -83,17 +83,28 @@ def waited_services(ev: Evidence) -> List[Request]:
     own, reqs, by_ns = namespace(ev.pod), _siblings(ev), {}
     for p in w.peers:
         if p.service:
-            reqs.append(Request("services", "get", f"/api/v1/namespaces/{quote(p.namespace)}/services/{quote(p.service)}",
-                                kind="Service"))
+            reqs.append(_elsewhere(Request("services", "get", f"/api/v1/namespaces/{quote(p.namespace)}/services/"
+                                                              f"{quote(p.service)}", kind="Service"), p.namespace, own))
             by_ns.setdefault(p.namespace, set()).add(p.service)
     if any(p.ip for p in w.peers):
         reqs.append(Request("services", "list", f"/api/v1/namespaces/{quote(own)}/services", kind="Service"))
     for ns, names in sorted(by_ns.items()):
-        reqs.append(_slices(ns, names))
+        reqs.append(_elsewhere(_slices(ns, names), ns, own))
         if ns != own:
-            reqs.append(Request("networkpolicies", "list",
-                                f"/apis/networking.k8s.io/v1/namespaces/{quote(ns)}/networkpolicies", kind="NetworkPolicy"))
+            reqs.append(_policies(ns, own))
     return reqs
+
+
+def _elsewhere(req: Request, ns: str, own: str) -> Request:
+    """A read of a peer's namespace other than the pod's: its gap is that namespace's own (Evidence.gap_in)."""
+    return scoped(req, ns, own) if ns != own else req
+
+
+def _policies(ns: str, own: str) -> Request:
+    """A namespace's NetworkPolicies; refused, the gap names that namespace: a 403 on the peer's namespace leaves
+    the pod's own namespace's policies, read fine, decided (and the reverse)."""
+    return scoped(Request("networkpolicies", "list", f"/apis/networking.k8s.io/v1/namespaces/{quote(ns)}/networkpolicies",
+                          kind="NetworkPolicy"), ns, own)
 
 
 # Labels that differ between the pods of one controller (their index or name): left out of the sibling selector.
@@ -134,7 +145,8 @@ def third_round(ev: Evidence) -> List[Request]:
         if sel and isinstance(sel, dict):
             # a label-selected sample of the Service's own pods: their state and labels
             query = {"labelSelector": ",".join(f"{k}={v}" for k, v in sorted(sel.items())), "limit": str(MAX_PODS)}
-            reqs.append(Request("pods", "list", f"/api/v1/namespaces/{quote(namespace(svc))}/pods", query, kind="Pod"))
+            reqs.append(_elsewhere(Request("pods", "list", f"/api/v1/namespaces/{quote(namespace(svc))}/pods", query,
+                                           kind="Pod"), namespace(svc), own))
     found_by_ip = [s for p in w.peers if p.ip and not p.service for s in [initwait.service_for(ev, p, own)] if s]
     for svc in found_by_ip:
         reqs.append(_slices(namespace(svc), {name(svc)}))

@@ -66,8 +66,8 @@ def namespaced_daemonset_requests(ev: Evidence) -> List[Request]:
     if node is None or not _needs_daemonset_list(ev):
         return []
     namespaces = sorted({namespace(p) for _, p in gpustack.component_pods(ev, node)} | set(FALLBACK_DS_NAMESPACES))
-    return [Request("daemonsets", "list", f"/apis/apps/v1/namespaces/{quote(ns)}/daemonsets", kind="DaemonSet")
-            for ns in namespaces]
+    return [Request("daemonsets", "list", f"/apis/apps/v1/namespaces/{quote(ns)}/daemonsets", kind="DaemonSet",
+                    scope=ns) for ns in namespaces]
 
 
 def _needs_daemonset_list(ev: Evidence) -> bool:

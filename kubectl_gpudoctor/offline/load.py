@@ -314,7 +314,8 @@ def _evidence(objects, logs, meta, kind, name, namespace, tail) -> Evidence:
         ev.pod_nodes = set(meta["podNodes"])
     ev.stack_only = bool(meta.get("stackOnly"))
     for g in meta.get("gaps") or []:
-        gap = Gap(g.get("source", "?"), g.get("reason", "error"), g.get("detail", ""), g.get("verb", "get"))
+        gap = Gap(g.get("source", "?"), g.get("reason", "error"), g.get("detail", ""), g.get("verb", "get"),
+                  g.get("namespace"))   # the one namespace whose read it was, when it names one
         if isinstance(g.get("key"), str) and g["key"].startswith(gap.source + "#"):
             ev.gaps.setdefault(g["key"], gap)   # a gap kept apart from its source's (e.g. other pods' logs)
         else:

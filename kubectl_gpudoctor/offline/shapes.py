@@ -8,6 +8,7 @@ from .files import OfflineError
 BUNDLE = {"collectedAt": "time", "target": "map", "target.kind": "str", "target.name": "str",
           "target.namespace": "str", "sources": "list", "sources[]": "str", "gaps": "list", "gaps[]": "map",
           "gaps[].source": "str", "gaps[].reason": "str", "gaps[].detail": "str", "gaps[].verb": "str", "gaps[].key": "str",
+          "gaps[].namespace": "str",
           "absent": "list", "absent[]": "str", "tailLines": "count", "podNodes": "list", "podNodes[]": "str",
           "notCollected": "list", "notCollected[]": "str"}
 

@@ -135,7 +135,7 @@ def _no_service(ev, w, peer) -> Why:
                    f"Service {peer.service} does not exist in {ns}",
                    f"Create Service {peer.service} in namespace {ns} (deploy what provides it), or point init "
                    f"container {w.name} at the Service that does exist.", edits="container", decisive=True)
-    gap = ev.gap("services")
+    gap = ev.gap_in("services", ns)
     if peer.ip and not gap:
         return Why(f"No Service in namespace {ns} has clusterIP {peer.ip}.", f"no Service has IP {peer.ip}",
                    f"Point init container {w.name} at the Service's name rather than an address.", edits="container",
@@ -146,7 +146,7 @@ def _no_service(ev, w, peer) -> Why:
 
 
 def _no_endpoints(ev, w, svc, unready, ref) -> Why:
-    gap = ev.gap("endpointslices")
+    gap = ev.gap_in("endpointslices", namespace(svc))
     if gap:
         return Why(f"Service {name(svc)} exists; its endpoints: {gap.needs()}.", "endpoints unknown",
                    f"Check that Service {name(svc)} in namespace {namespace(svc)} has ready endpoints.", lines=[ref])
@@ -156,8 +156,8 @@ def _no_endpoints(ev, w, svc, unready, ref) -> Why:
     if not sel:
         state = "it has no selector, and its EndpointSlices hold no ready address"
         fix = f"Add the backend's addresses to Service {name(svc)}'s EndpointSlices, or give it a selector."
-    elif not pods and ev.gap("pods"):
-        state = f"its pods (selector {shown}): {ev.gap('pods').needs()}"
+    elif not pods and ev.gap_in("pods", namespace(svc)):
+        state = f"its pods (selector {shown}): {ev.gap_in('pods', namespace(svc)).needs()}"
         fix = f"Make the pods behind Service {name(svc)} (selector {shown}) ready."
     elif not pods:
         state = f"no pod in namespace {namespace(svc)} matches its selector {shown}"
@@ -198,43 +198,56 @@ def _ready_pod(ev, svc) -> Optional[dict]:
 
 
 def _policies_in(ev, ns):
-    gap = ev.gap("networkpolicies")
+    """The NetworkPolicies of namespace ns as read, or the gap of that namespace's read (a 403 on the peer's
+    namespace leaves the pod's own policies known, and the reverse)."""
+    gap = ev.gap_in("networkpolicies", ns)
     return gap if gap else [p for p in ev.all("NetworkPolicy") if namespace(p) == ns]
 
 
 def _policies(ev, w, peer, svc, port, ready, ref) -> Why:
     """Ready endpoints: does a policy selecting this pod drop its egress (or DNS), or one selecting the Service's
-    pods drop their ingress from this pod?"""
+    pods drop their ingress from this pod? Either side read decides what it drops, the other unread or not."""
     pod, peer_ns = ev.pod, namespace(svc)
     mine, theirs = _policies_in(ev, namespace(pod)), _policies_in(ev, peer_ns)
     up = f"Service {name(svc)} has {ready} ready endpoint{'s' if ready > 1 else ''}"
-    if isinstance(mine, Gap) or isinstance(theirs, Gap):
-        gap = mine if isinstance(mine, Gap) else theirs
-        return Why(f"{up}; the NetworkPolicies that could drop the connection: {gap.needs()}.",
-                   f"{name(svc)} is up, NetworkPolicies not checked", f"Check the NetworkPolicies of namespaces "
-                   f"{namespace(pod)} and {peer_ns} for traffic from pod {name(pod)} to Service {name(svc)} on "
-                   f"port {port}.", lines=[ref])
+    unread = [(ns, g) for ns, g in ((namespace(pod), mine), (peer_ns, theirs)) if isinstance(g, Gap)]
+    if isinstance(mine, Gap) and isinstance(theirs, Gap):
+        return _unread(pod, svc, port, up, ref, unread)
     backend = _ready_pod(ev, svc)
     known = backend is not None
     backend = backend or {"metadata": {"namespace": peer_ns, "labels": dict(spec(svc).get("selector") or {})}}
     to = netpolicy.pod_peer(backend, ev.get("Namespace", peer_ns), port, f"Service {name(svc)}'s pods",
                             labels_only=None if known else dict(spec(svc).get("selector") or {}))
-    checks = [netpolicy.evaluate(pod, mine, "Egress", to),
-              netpolicy.evaluate(backend, theirs, "Ingress",
-                                 netpolicy.pod_peer(pod, ev.get("Namespace", namespace(pod)), port, f"pod {name(pod)}"))]
-    if peer.service:
+    checks = [] if isinstance(mine, Gap) else [netpolicy.evaluate(pod, mine, "Egress", to)]
+    if not isinstance(theirs, Gap):
+        checks.append(netpolicy.evaluate(backend, theirs, "Ingress",
+                                         netpolicy.pod_peer(pod, ev.get("Namespace", namespace(pod)), port,
+                                                            f"pod {name(pod)}")))
+    if peer.service and not isinstance(mine, Gap):
         checks.append(netpolicy.evaluate(pod, mine, "Egress", netpolicy.dns_peer(ev.get("Namespace", "kube-system"))))
     blocked = [v for v in checks if v.blocked]
+    read = [p for side in (mine, theirs) if not isinstance(side, Gap) for p in side]
     if blocked:
-        return _blocked(ev, w, blocked, svc, port, backend, mine + theirs, up)
+        return _blocked(ev, w, blocked, svc, port, backend, read, up)
+    if unread:
+        return _unread(pod, svc, port, up, ref, unread)
     if any(v.result == "unknown" for v in checks):
         # undecided: a policy chooses by labels of pods or namespaces that were not read
         what, gap = ("namespace labels", ev.gap("namespaces")) if known else \
-            (f"the labels of Service {name(svc)}'s pods", ev.gap("pods"))
+            (f"the labels of Service {name(svc)}'s pods", ev.gap_in("pods", peer_ns))
         return Why(f"{up}; whether a NetworkPolicy drops the connection depends on {what}: "
                    f"{gap.needs() if gap else 'not read'}.", f"{name(svc)} is up, policies undecided",
                    f"Check the NetworkPolicies of namespaces {namespace(pod)} and {peer_ns}.", lines=[ref])
     return _allowed(ev, w, peer, svc, port, up, ref)
+
+
+def _unread(pod, svc, port, up, ref, unread) -> Why:
+    """Nothing read drops the connection, and the policies of a namespace that could were not read."""
+    gap, where = unread[0][1], " and ".join(sorted({ns for ns, _ in unread}))
+    s = "s" if " and " in where else ""
+    return Why(f"{up}; the NetworkPolicies that could drop the connection: {gap.needs()}.",
+               f"{name(svc)} is up, NetworkPolicies not checked", f"Check the NetworkPolicies of namespace{s} {where} "
+               f"for traffic from pod {name(pod)} to Service {name(svc)} on port {port}.", lines=[ref])
 
 
 def _allowed(ev, w, peer, svc, port, up, ref) -> Why:

@@ -68,7 +68,7 @@ def _missing_attachments(ev, pod):
             continue
         if ev.is_absent("NetworkAttachmentDefinition", att.name, att.namespace):
             return _absent_attachment(ev, pod, att)
-        gap = ev.gap("network-attachment-definitions")
+        gap = ev.gap_in("network-attachment-definitions", att.namespace)
         unknown = unknown or (Unknown.from_gap(gap) if gap else None)
     return unknown
 

@@ -129,7 +129,7 @@ def _absent(ev, node, wanted):
             lines.append(Line("object", f"daemonsets/{namespace(ds)}/{name(ds)}", said))
             snippet = snippet or _label_snippet(node, ds)
         if not dss:
-            why.append("no device-plugin DaemonSet exists in the cluster")
+            why.append(f"no device-plugin DaemonSet {_where_read(ev)}")
     else:
         gap = ev.gap("daemonsets")
         why.append(f"why its DaemonSet skips the node is unknown ({gap.needs() if gap else 'DaemonSets not read'})")
@@ -144,6 +144,16 @@ def _absent(ev, node, wanted):
         msg += " The MIG manager paused it for a MIG reconfiguration (see mig-config-failed): it returns when that finishes."
         severity, snippet = "warning", None
     return Hit(msg, lines, snippet=snippet, severity=severity, summary=f"No device plugin runs on node {name(node)}")
+
+
+def _where_read(ev) -> str:
+    """Where the DaemonSets were looked for: the cluster, or only the namespaces listed one by one once the
+    cluster-wide list was refused (collect/node.py): a DaemonSet in another namespace was never seen."""
+    scoped = ev.read_in("daemonsets")
+    if not scoped:
+        return "exists in the cluster"
+    s = "s" if len(scoped) > 1 else ""
+    return f"in namespace{s} {', '.join(scoped)} (the cluster-wide list was refused; other namespaces not read)"
 
 
 def _deploy_label_hint(node) -> Optional[str]:

@@ -4,8 +4,8 @@ from __future__ import annotations
 import re
 
 from ...gpu import nodeview
-from ...kube import placement, schedmsg
-from ...kube.objects import condition, is_gpu_resource, meta, spec
+from ...kube import affinity, placement, schedmsg
+from ...kube.objects import condition, is_gpu_resource, labels, meta, spec
 from ...kube.quantity import format_bytes
 from ...kube.timeutil import human_duration, seconds_between
 from .._common import unscheduled
@@ -155,9 +155,51 @@ def _shortage_hit(ev, views, pool, said):
                    fix=f"Request at most {biggest} {res} per pod (split the work across pods, e.g. a multi-node job), "
                        f"or add nodes with at least {need} {res}.",
                    summary=f"The pod requests {need} {res}; no eligible node has more than {biggest}")
+    relax = _relax(ev.pod, by_name, table, roomy)
     return Hit(msg[0].upper() + msg[1:] + "." + note, lines, values=values,
                table=table, summary=f"No node {'the pod may use ' if roomy else ''}has enough free GPUs "
-                                    f"({msg.split(';')[0].split('. ')[0]})")
+                                    f"({msg.split(';')[0].split('. ')[0]})",
+               **(dict(fix=relax[0], snippet=relax[1], edits="pod", next=[_HOLDERS]) if relax else {}))
+
+
+_HOLDERS = "kubectl get pods -A --field-selector spec.nodeName=$candidate -o wide   # who holds the GPUs"
+
+
+def _relax(pod, by_name, table, roomy):
+    """(fix, snippet) letting the pod onto the node with the most free GPUs it may not use (as many as it asks), when only its selector
+    (an equality or In requirement the node's label can meet) or taints keep it off: the value that node carries
+    filled in. None when something else excludes it (cordoned, a volume's zone) or no value would match."""
+    need = placement.requested(pod)
+    free = lambda n: sum(r["free"] or 0 for r in table if r["node"] == n)
+    fits = [n for n in roomy if all(any(r["node"] == n and r["resource"] == res and (r["free"] or 0) >= k
+                                        for r in table) for res, k in need.items())]
+    node = max(fits, key=lambda n: (free(n), n), default=None)   # a node with fewer free than asked would not do
+    view = by_name.get(node)
+    if view is None or set(view.fails) - {"selector", "taint"}:
+        return None
+    have, fixes, out = labels(view.node), [], ["# pod spec"]
+    wanted = affinity.failing_requirements(pod, view.node) if view.fails.get("selector") else []
+    if any(op not in ("=", "In") or key not in have for key, op in wanted) or \
+            (any(op == "In" for _, op in wanted) and len(affinity.required_node_terms(pod)) != 1):
+        return None   # a NotIn / Exists / missing label, or ORed terms: which change is meant is the user's call
+    selector = {k: have[k] for k, op in wanted if op == "="}
+    if selector:
+        fixes.append("set nodeSelector " + ", ".join(f"{k}=\"{v}\"" for k, v in selector.items()))
+        out += ["nodeSelector:"] + [f"  {k}: \"{v}\"" for k, v in selector.items()]
+    for key in dict.fromkeys(k for k, op in wanted if op == "In"):
+        fixes.append(f"add \"{have[key]}\" to the values of the required nodeAffinity {key} In")
+        out += ["# add to spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution:",
+                f"- key: {key}", "  operator: In", f"  values: [\"{have[key]}\"]"]
+    taints = view.fails.get("taint") or []
+    if taints:
+        fixes.append("tolerate " + ", ".join(fmt_taint(t) for t in taints))
+        out += placement.toleration_snippet(taints).split("\n")
+    if not fixes:
+        return None
+    fix = (f"Let the pod use node {node} ({_free(table, node)} free): {' and '.join(fixes)} in the pod spec (snippet "
+           f"below), if that node's GPUs will do; else free GPUs on $candidate (held by the pods listed) or add GPU "
+           f"nodes the pod may use.")
+    return fix, "\n".join(out)
 
 
 def _free(table, node) -> str:
