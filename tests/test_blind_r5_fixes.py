@@ -142,6 +142,7 @@ def test_the_case_says_the_pool_is_full_with_the_agent_ready():
     hit = _cni(offline(CILIUM_FULL))
     assert hit.summary.endswith("IP pool exhausted, agent pod Ready")
     assert "node gpu-node-j" in hit.fix and "read its log and restart" not in hit.fix
+    assert "kubectl get node gpu-node-j -o jsonpath='{.spec.podCIDRs}'" in hit.next
 
 
 def test_pool_facts_are_the_nodes_pod_cidr_and_its_pods():
@@ -153,8 +154,15 @@ def test_pool_facts_are_the_nodes_pod_cidr_and_its_pods():
     ev.add(gone)
     hit = _cni(ev)
     pods = sum(1 for p in ev.pods_on("gpu-node-j") if not p["spec"].get("hostNetwork"))
-    assert f"(spec.podCIDR 10.0.3.0/26, 64 addresses; {pods} pods on the pod network on it as read, 1 Terminating)" \
-        in hit.fix
+    assert f"(spec.podCIDR 10.0.3.0/26, 64 addresses; {pods} pods on the pod network on it among the pods read, " \
+           "1 Terminating; far fewer pods than addresses, so addresses of pods that are gone are still reserved)" in hit.fix
+
+
+def test_a_pool_as_big_as_its_pods_blames_no_leak():
+    ev = offline(CILIUM_FULL)
+    ev.get("Node", "gpu-node-j")["spec"]["podCIDR"] = "10.0.3.0/30"
+    hit = _cni(ev)
+    assert "(spec.podCIDR 10.0.3.0/30, 4 addresses; " in hit.fix and "still reserved" not in hit.fix
 
 
 def test_an_agent_socket_error_is_still_not_exhaustion():
@@ -164,3 +172,4 @@ def test_an_agent_socket_error_is_still_not_exhaustion():
                   "dial unix /var/run/cilium/cilium.sock: connect: no such file or directory"}])
     hit = _cni(ev)
     assert "IP pool" not in hit.summary and "No free pod IPs" not in (hit.fix or "")
+    assert not any("podCIDRs" in n for n in hit.next)

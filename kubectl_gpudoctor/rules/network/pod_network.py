@@ -69,7 +69,9 @@ def cni_failure(ev):
     rank = DEFAULT if cause in ("attachment-missing", "device-not-requested") else None
     return Hit(msg, lines, values=values, fix=fix, rank=rank,
                summary=f"CNI ({key}) cannot set up the pod network on {node}: {summary}",
-               next=[f"kubectl get pods -A -l {selector} --field-selector spec.nodeName={node} -o wide"] if selector else [])
+               next=([f"kubectl get pods -A -l {selector} --field-selector spec.nodeName={node} -o wide"] if selector else [])
+               + ([f"kubectl get pods -A --field-selector spec.nodeName={node} -o wide",   # who holds the addresses
+                   f"kubectl get node {node} -o jsonpath='{{.spec.podCIDRs}}'"] if cause == "ip-exhausted" else []))
 
 
 def _agent_says(ev, node, key, text, cause, fix, msg, values, lines):
@@ -97,22 +99,29 @@ def _agent_says(ev, node, key, text, cause, fix, msg, values, lines):
 
 
 def _pool_facts(ev, node):
-    """' (spec.podCIDR 10.0.3.0/24, 256 addresses; 254 pods on the pod network on it as read, 3 Terminating)', or ''
-    for what was not read. hostNetwork pods and finished pods hold no pod IP; a Terminating one holds its address
-    until the kubelet tears its sandbox down."""
+    """' (spec.podCIDR 10.0.3.0/24, 256 addresses; 254 pods on the pod network on it among the pods read, 3
+    Terminating)', or '' for what was not read. hostNetwork pods and finished pods hold no pod IP; a Terminating one
+    holds its address until the kubelet tears its sandbox down. With every pod on the node read and fewer than half
+    the CIDR's addresses in use, the rest are reservations of pods that are gone."""
     obj = ev.get("Node", node) if node else None
     cidrs = [c for c in (spec(obj).get("podCIDRs") or [spec(obj).get("podCIDR")] if obj else []) if isinstance(c, str)]
-    parts = []
+    parts, size = [], 0
     for cidr in cidrs[:2]:
         try:
-            parts.append(f"spec.podCIDR {cidr}, {ipaddress.ip_network(cidr, strict=False).num_addresses} addresses")
+            count = ipaddress.ip_network(cidr, strict=False).num_addresses
         except ValueError:
             parts.append(f"spec.podCIDR {cidr}")
+            continue
+        size = size or count
+        parts.append(f"spec.podCIDR {cidr}, {count} addresses")
     if node and gpustack.pods_known(ev, node):
         held = [p for p in ev.pods_on(node) if not spec(p).get("hostNetwork")
                 and status(p).get("phase") not in ("Succeeded", "Failed")]
         gone = sum(1 for p in held if (p.get("metadata") or {}).get("deletionTimestamp"))
-        parts.append(f"{len(held)} pods on the pod network on it as read" + (f", {gone} Terminating" if gone else ""))
+        parts.append(f"{len(held)} pods on the pod network on it among the pods read"
+                     + (f", {gone} Terminating" if gone else ""))
+        if size and gpustack.all_pods_known(ev, node) and 2 * len(held) < size:
+            parts.append("far fewer pods than addresses, so addresses of pods that are gone are still reserved")
     return f" ({'; '.join(parts)})" if parts else ""
 
 
