@@ -44,11 +44,22 @@ PLUGINS = (
 
 # (cause, regex, remedy) - most specific first.
 CAUSES = (
+    # The pool the node allocates pod IPs from is empty; the fix is IP_POOL (what holds addresses, how to grow it).
+    # Cilium `[POST /ipam][502] postIpamFailure  range is full` (cilium/cilium#9793, #10627, #18331); flannel and
+    # the bridge plugin's host-local IPAM `failed to allocate for range 0: no IP addresses available in range set`
+    # (flannel-io/flannel#1416, #2264); Calico `failed to request 1 IPv4 addresses. IPAM allocated only 0` and
+    # `cannot allocate new block due to per host block limit` (projectcalico/calico#4861), older calico-ipam `No IPv4
+    # addresses available in pool` (projectcalico/cni-plugin#25); AWS VPC CNI `add cmd: failed to assign an IP
+    # address to container` (aws/amazon-vpc-cni-k8s#1791, #3351; ipamd.log says InsufficientCidrBlocks for a full
+    # subnet); Azure CNI `Failed to allocate address: No available addresses` / `No available address pools`
+    # (Azure/acs-engine#2845, Azure/aks-engine#4263) and CNS `AllocateIPConfig failed: not enough IPs available`
+    # (Azure/azure-container-networking#2999).
     ("ip-exhausted",
-     r"failed to assign an IP address|no IP addresses available|failed to allocate for range|"
+     r"failed to assign an IP address|no IP addresses available|failed to allocate for range|range is full|"
+     r"IPAM allocated only 0|per host block limit|No IPv4 addresses available in pool|No available address(?:es| pools)|"
+     r"not enough IPs available|"
      r"IPAM.*(?:exhausted|no more free|failed to allocate)|InsufficientCidrBlocks|ipam.*no (?:available|free)",
-     "The node or its subnet has no free pod IPs: free addresses (delete Completed/Failed pods on the node), "
-     "enlarge the subnet or pod CIDR, or for the AWS VPC CNI enable prefix delegation / raise WARM_IP_TARGET."),
+     None),
     ("attachment-missing",
      r"cannot find (?:get )?a network-attachment-definition|network-attachment-definitions\.k8s\.cni\.cncf\.io \"[^\"]+\" not found",
      "Create the NetworkAttachmentDefinition the pod's k8s.v1.cni.cncf.io/networks annotation names, in that "
@@ -115,3 +126,39 @@ AGENT_UNMOUNTED = ("The CNI agent pod $agentpod on node $node is Running and Rea
 # The summary's word for each: "agent down" only when the agent's pod says so.
 AGENT_SUMMARY = {"down": "agent down", "healthy": "plugin error, agent pod Ready",
                  "absent": "plugin error, no agent pod seen on the node", "unknown": "plugin error, agent not checked"}
+
+# IP pool exhaustion ($node, $pool: the node's podCIDR and pod count as read; $free and $grow: IP_POOL_ADVICE).
+IP_POOL = ("No free pod IPs are left in the pool node $node allocates from$pool. The plugin's IPAM answered, so "
+           "restarting the CNI agent frees nothing. Free addresses: $free. Or give the pool more: $grow. The kubelet "
+           "retries the sandbox by itself once an address is free.")
+# Per PLUGINS key (default: host-local IPAM, as flannel and the bridge plugin use it): (what holds addresses, how to
+# get more). host-local keeps one file per reserved address under /var/lib/cni/networks/<network>/, and a
+# container that is gone without a CNI DEL keeps its address (flannel-io/flannel#1416).
+_TERMINATING = "pods stuck Terminating on the node keep theirs until their sandbox is torn down"
+IP_POOL_ADVICE = {
+    "cilium": (_TERMINATING + ", and endpoints of deleted pods can linger (`cilium-dbg endpoint list` in the agent "
+               "pod on the node)",
+               "a larger per-node pod CIDR (cluster-pool IPAM: ipam.operator.clusterPoolIPv4MaskSize, or another "
+               "range in clusterPoolIPv4PodCIDRList; Kubernetes IPAM: the node's spec.podCIDR from the controller "
+               "manager's --node-cidr-mask-size), or fewer pods per node (the kubelet's maxPods)"),
+    "calico": (_TERMINATING + ", and allocations of deleted pods can leak (`calicoctl ipam check`, then "
+               "`calicoctl ipam release` for the leaked ones)",
+               "another or a larger IPPool, and for `per host block limit` a higher maxBlocksPerHost in the IPAMConfig "
+               "or a larger blockSize (`calicoctl ipam show --show-blocks` shows the blocks' use)"),
+    "aws-vpc-cni": (_TERMINATING,
+                    "the subnet or the instance's ENI addresses are used up (ipamd.log on the node says "
+                    "InsufficientCidrBlocks for a full subnet): add subnet space (a larger subnet, or custom "
+                    "networking with ENIConfig subnets in a secondary CIDR), enable prefix delegation "
+                    "(ENABLE_PREFIX_DELEGATION=true on the aws-node DaemonSet; it needs free /28 blocks), or use an "
+                    "instance type with more ENI addresses; a lower WARM_IP_TARGET keeps fewer addresses idle on "
+                    "other nodes"),
+    "azure": (_TERMINATING,
+              "a larger node subnet (or a separate pod subnet with dynamic IP allocation), or a lower max pods per "
+              "node; `not enough IPs available, waiting on Azure CNS` clears once CNS gets more addresses from the "
+              "subnet (the node's NodeNetworkConfig in kube-system)"),
+    "default": (_TERMINATING + "; host-local IPAM keeps one file per reserved address under "
+                "/var/lib/cni/networks/<network>/ on the node, and an address whose container is gone stays reserved: "
+                "remove the files whose container ID `crictl pods` no longer lists",
+                "a larger per-node pod CIDR (the node's spec.podCIDR, from the controller manager's "
+                "--node-cidr-mask-size), or fewer pods per node (the kubelet's maxPods)"),
+}

@@ -164,6 +164,11 @@ def driver_major_label(labels: Dict[str, str]) -> str:
     return DRIVER_LABELS[0][0]
 
 
+def runtime_labels(labels: Dict[str, str]) -> Tuple[str, str]:
+    """The (major, minor) CUDA-version label names this node carries (new names when it has none)."""
+    return next((pair for pair in RUNTIME_LABELS if pair[0] in labels), RUNTIME_LABELS[0])
+
+
 def version_label_text(labels: Dict[str, str]) -> str:
     """The node's driver and CUDA version labels, the new label names when the node has them."""
     full = [k for k in (DRIVER_FULL_LABEL, "nvidia.com/cuda.runtime-version.full") if k in labels]

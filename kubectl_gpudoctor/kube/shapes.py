@@ -92,7 +92,8 @@ POD = {**_META, "spec.nodeName": "str", "spec.volumes": "list", "spec.volumes[]"
        **{k: v for key in ("containerStatuses", "initContainerStatuses", "ephemeralContainerStatuses")
           for k, v in _under(f"status.{key}[]", _STATUS).items()},
        **{f"status.{key}": "list" for key in ("containerStatuses", "initContainerStatuses", "ephemeralContainerStatuses")}}
-NODE = {**_META, "spec.unschedulable": "bool", "spec.taints": "list", "spec.taints[]": "map", "spec.taints[].key": "str!",
+NODE = {**_META, "spec.unschedulable": "bool", "spec.podCIDR": "str", "spec.podCIDRs": "list", "spec.podCIDRs[]": "str",
+        "spec.taints": "list", "spec.taints[]": "map", "spec.taints[].key": "str!",
         "spec.taints[].value": "str", "spec.taints[].effect": "str!", "status.capacity": "map",
         "status.capacity{}": "quantity", "status.allocatable": "map", "status.allocatable{}": "quantity",
         "status.nodeInfo": "map", "status.nodeInfo{}": "str", "status.addresses": "list", "status.addresses[]": "map",

@@ -187,20 +187,79 @@ def driver_label_line(ev, node_lbls) -> list:
 
 def node_affinity(ev, key, op, values) -> str:
     """A required node-affinity snippet for the pod, with its real name."""
-    vals = ", ".join(f'"{v}"' for v in values)
-    return (f"# pod {name(ev.pod)} (spec)\naffinity:\n  nodeAffinity:\n    requiredDuringSchedulingIgnoredDuringExecution:\n"
-            f"      nodeSelectorTerms:\n      - matchExpressions:\n        - key: {key}\n          operator: {op}\n"
-            f"          values: [{vals}]")
+    return node_affinity_terms(ev, [[(key, op, values)]])
+
+
+def node_affinity_terms(ev, terms) -> str:
+    """A required node-affinity snippet from terms of (key, operator, values): the scheduler ORs the
+    nodeSelectorTerms and ANDs the matchExpressions inside one term."""
+    out = [f"# pod {name(ev.pod)} (spec)\naffinity:\n  nodeAffinity:\n    requiredDuringSchedulingIgnoredDuringExecution:\n"
+           "      nodeSelectorTerms:"]
+    for term in terms:
+        exprs = [f"        - key: {key}\n          operator: {op}\n          values: [{_quoted(values)}]"
+                 for key, op, values in term]
+        out.append("      - matchExpressions:\n" + "\n".join(exprs))
+    return "\n".join(out)
+
+
+def _quoted(values) -> str:
+    return ", ".join(f'"{v}"' for v in values)
+
+
+def needed_driver_major(node_lbls, img) -> Optional[int]:
+    """The lowest driver branch the pod needs: the image's CUDA's corresponding driver when the image says which CUDA,
+    else any branch newer than the node's (the log said this one is too old)."""
+    if img:
+        need = cd.toolkit_driver(img[0]) or cd.driver_floor(img[0])
+        return need[0] if need else None
+    driver = cd.node_driver(node_lbls)
+    return driver[0] + 1 if driver else None
 
 
 def affinity_snippet(ev, node_lbls, img) -> Optional[str]:
-    """Node affinity on the GFD driver-major label for the image's CUDA, else on the CUDA major the node supports."""
-    if img:
-        need = cd.toolkit_driver(img[0]) or cd.driver_floor(img[0])
-        return node_affinity(ev, cd.driver_major_label(node_lbls), "Gt", [str(need[0] - 1)])
-    if cd.node_cuda(node_lbls):
-        return node_affinity(ev, "nvidia.com/cuda.runtime-version.major", "Gt", [str(cd.node_cuda(node_lbls)[0])])
-    return None
+    """Node affinity for nodes whose driver runs the image's CUDA, on the GFD labels this node carries: the
+    driver-major label Gt (needed major - 1); without a driver label, the CUDA version the driver supports
+    (cuda.runtime-version) above this node's, as "major above, or same major and minor above" (Gt compares
+    integers, so "above 12.2" is major Gt 12, or major In 12 and minor Gt 2). A node without GFD labels gets
+    none (the rule's `kubectl get nodes -L` shows which nodes have them)."""
+    major = needed_driver_major(node_lbls, img)
+    if major:
+        return node_affinity(ev, cd.driver_major_label(node_lbls), "Gt", [str(major - 1)])
+    top = cd.node_cuda(node_lbls)
+    if not top:
+        return None
+    mkey, nkey = cd.runtime_labels(node_lbls)
+    return node_affinity_terms(ev, [[(mkey, "Gt", [str(top[0])])],
+                                    [(mkey, "In", [str(top[0])]), (nkey, "Gt", [str(top[1])])]])
+
+
+def nodes_with_driver(ev, major, exclude=None) -> list:
+    """Names of the nodes read whose GFD driver label is at least this branch."""
+    out = []
+    for node in ev.all("Node"):
+        driver = cd.node_driver(labels(node))
+        if driver and driver[0] >= major and name(node) != exclude:
+            out.append(name(node))
+    return sorted(out)
+
+
+def driver_fix(ev, img) -> Optional[str]:
+    """The fix naming the node, its driver and the nodes read whose driver label is new enough; None when the node's
+    driver is not known (the rule's own remediation, or what the other pods on the node say, then)."""
+    node, lbls = spec(ev.pod).get("nodeName"), node_versions(ev)
+    driver, text = cd.node_driver(lbls), cd.node_driver_text(lbls)
+    if not driver:
+        return None
+    top = cd.driver_max_cuda(driver)
+    major = needed_driver_major(lbls, img)
+    need = (f"the image's CUDA {cd.cuda_str(img[0])} (driver {major} or newer)" if img
+            else "the CUDA this image is built for")
+    others = nodes_with_driver(ev, major, exclude=node) if major else []
+    where = (f"; nodes read with such a driver: {', '.join(others[:4])}" if others else "")
+    older = f"CUDA {cd.cuda_str(top)} or older" if top else "an older CUDA"
+    return (f"Node {node} runs NVIDIA driver {text}" + (f" (CUDA up to {cd.cuda_str(top)})" if top else "")
+            + f", too old for {need}: run the pod on nodes with a newer driver (the node affinity below{where}), "
+            f"upgrade the driver on {node}, or use an image built for {older}.")
 
 
 def master_addr(c):

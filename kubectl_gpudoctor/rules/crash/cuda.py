@@ -11,8 +11,8 @@ from ...kube.timeutil import seconds_between
 from ...data.signatures_distributed import NCCL_HINTS
 from ...kube.objects import container_gpus, name, namespace, spec
 from .._common import has_terminations
-from ._gpu_advice import (affinity_snippet, cuda_initialised, driver_facts, driver_label_line, driver_ok, ngc_fatal,
-                          driver_pod_version, image_cuda, node_stack_fails, node_versions,
+from ._gpu_advice import (affinity_snippet, cuda_initialised, driver_facts, driver_fix, driver_label_line, driver_ok,
+                          ngc_fatal, driver_pod_version, image_cuda, node_stack_fails, node_versions,
                           nccl_fix, node_affinity, node_labels, rendezvous_peer)
 from ._gpu_log import AMBIGUOUS, crash_hit, crash_match, crashed, matches, quote, shm_inferred
 from ._gpu_visibility import env_value
@@ -51,7 +51,7 @@ def cuda_driver_too_old(ev):
         extra = driver_label_line(ev, lbls) + ([Line("object", f"pods/{name(pod_driver[1])}", f"driver image "
                                                      f"{pod_driver[1]['spec']['containers'][0].get('image')}")]
                                                if pod_driver else [])
-        said, fix, more = _siblings_say(ev) if driver is None else ("", None, [])
+        said, fix, more = _siblings_say(ev) if driver is None else ("", driver_fix(ev, img), [])
         return crash_hit(ev, c, cs, term, m, f"Container {c['name']} cannot use CUDA: {what}. {driver_facts(ev, img, m)}"
                          + said, snippet=affinity_snippet(ev, lbls, img), severity=severity, extra=extra + more, fix=fix)
     return Unknown.from_gap(ev.gap("pods/log")) if ev.gap("pods/log") else None

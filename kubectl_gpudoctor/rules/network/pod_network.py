@@ -1,6 +1,7 @@
 """Network-phase rules: CNI, NetworkPolicy and RDMA/Multus problems."""
 from __future__ import annotations
 
+import ipaddress
 import re
 
 from ...gpu import stack as gpustack
@@ -40,8 +41,9 @@ def cni_failure(ev):
 
     Also the kubelet's NetworkNotReady event. The plugin (Calico, Cilium, AWS VPC CNI, flannel, Multus, SR-IOV...)
     and the cause (IP exhaustion, rejected credentials, API server unreachable, missing attachment) come from the
-    message; "agent down" only from the agent's own pod on the node, read and not Ready (a Ready agent: its files;
-    none listed there: its DaemonSet; the node's pods unread: not checked)."""
+    message; an empty IP pool names the node's podCIDR and pods, never the agent; "agent down" only from the agent's
+    own pod on the node, read and not Ready (a Ready agent: its files; none listed there: its DaemonSet; the node's
+    pods unread: not checked)."""
     pod, node = ev.pod, spec(ev.pod).get("nodeName")
     if _sandbox_ready(pod) and status(pod).get("podIP"):
         return None
@@ -67,7 +69,9 @@ def cni_failure(ev):
     rank = DEFAULT if cause in ("attachment-missing", "device-not-requested") else None
     return Hit(msg, lines, values=values, fix=fix, rank=rank,
                summary=f"CNI ({key}) cannot set up the pod network on {node}: {summary}",
-               next=[f"kubectl get pods -A -l {selector} --field-selector spec.nodeName={node} -o wide"] if selector else [])
+               next=([f"kubectl get pods -A -l {selector} --field-selector spec.nodeName={node} -o wide"] if selector else [])
+               + ([f"kubectl get pods -A --field-selector spec.nodeName={node} -o wide",   # who holds the addresses
+                   f"kubectl get node {node} -o jsonpath='{{.spec.podCIDRs}}'"] if cause == "ip-exhausted" else []))
 
 
 def _agent_says(ev, node, key, text, cause, fix, msg, values, lines):
@@ -79,6 +83,10 @@ def _agent_says(ev, node, key, text, cause, fix, msg, values, lines):
         values.update(agentpod=f"{namespace(agent_pod)}/{name(agent_pod)}", agentstate=shown)
         lines.append(Line("object", f"pods/{namespace(agent_pod)}/{name(agent_pod)}", shown))
         msg += f" CNI agent pod {namespace(agent_pod)}/{name(agent_pod)} on the node: {shown}."
+    if cause == "ip-exhausted":   # the IPAM answered: the pool is empty, whatever the agent pod shows
+        free, grow = cni.IP_POOL_ADVICE.get(key, cni.IP_POOL_ADVICE["default"])
+        values.update(pool=_pool_facts(ev, node), free=free, grow=grow)
+        return msg, cni.IP_POOL, "IP pool exhausted" + (", agent pod Ready" if state == "healthy" else "")
     if cause != "agent-down":
         return msg, fix, cause.replace("-", " ")
     gap = ev.gap("pods")
@@ -88,6 +96,33 @@ def _agent_says(ev, node, key, text, cause, fix, msg, values, lines):
         values.update(path=unmounted, mounts=", ".join(_host_paths(agent_pod)) or "none")
         return msg, cni.AGENT_UNMOUNTED, cni.AGENT_SUMMARY[state]
     return msg, cni.AGENT_FIXES[state], cni.AGENT_SUMMARY[state]
+
+
+def _pool_facts(ev, node):
+    """' (spec.podCIDR 10.0.3.0/24, 256 addresses; 254 pods on the pod network on it among the pods read, 3
+    Terminating)', or '' for what was not read. hostNetwork pods and finished pods hold no pod IP; a Terminating one
+    holds its address until the kubelet tears its sandbox down. With every pod on the node read and fewer than half
+    the CIDR's addresses in use, the rest are reservations of pods that are gone."""
+    obj = ev.get("Node", node) if node else None
+    cidrs = [c for c in (spec(obj).get("podCIDRs") or [spec(obj).get("podCIDR")] if obj else []) if isinstance(c, str)]
+    parts, size = [], 0
+    for cidr in cidrs[:2]:
+        try:
+            count = ipaddress.ip_network(cidr, strict=False).num_addresses
+        except ValueError:
+            parts.append(f"spec.podCIDR {cidr}")
+            continue
+        size = size or count
+        parts.append(f"spec.podCIDR {cidr}, {count} addresses")
+    if node and gpustack.pods_known(ev, node):
+        held = [p for p in ev.pods_on(node) if not spec(p).get("hostNetwork")
+                and status(p).get("phase") not in ("Succeeded", "Failed")]
+        gone = sum(1 for p in held if (p.get("metadata") or {}).get("deletionTimestamp"))
+        parts.append(f"{len(held)} pods on the pod network on it among the pods read"
+                     + (f", {gone} Terminating" if gone else ""))
+        if size and gpustack.all_pods_known(ev, node) and 2 * len(held) < size:
+            parts.append("far fewer pods than addresses, so addresses of pods that are gone are still reserved")
+    return f" ({'; '.join(parts)})" if parts else ""
 
 
 def _host_paths(pod):
