@@ -38,9 +38,17 @@ SETTLED_S = 86400
       snippet="# container $container\nresources:\n  requests:\n    memory: $suggested\n  limits:\n    memory: $suggested"
               "$sizing")
 def oom_killed(ev):
-    """A container's termination record says OOMKilled: the kernel's OOM killer ended it (limit reached, or node full),
+    """OOMKilled, or a child the log and the node's OOMKilling event both name (a DataLoader worker): the kernel's OOM killer.
+
+    A container's termination record says OOMKilled: the kernel's OOM killer ended it (limit reached, or node full),
     or the runtime says its init was OOM-killed before the command ran (StartError: the limit is far too low).
-    A warning once the container has been Running and Ready for a day since, or for twice the run that ended in the kill."""
+    A warning once the container has been Running and Ready for a day since, or for twice the run that ended in the kill.
+
+    Also a child process OOM-killed while the main process survived to exit on its own (cgroup v1, or the kubelet's
+    singleProcessOOMKill: the kernel kills the largest process only, and the termination says Error, not OOMKilled):
+    the failed run's log names a SIGKILLed child (PyTorch's `DataLoader worker (pid N) is killed by signal: Killed.`)
+    and node-problem-detector's OOMKilling event on the pod's node, within 90 s of the exit, names that child by pid
+    or by the kernel's name for it (pt_data_worker). The log line alone is not enough (app-error quotes it as a clue)."""
     for c, cs, init in podstate.all_container_states(ev.pod):
         term = podstate.latest_termination(cs)
         at_start = term.get("reason") != "OOMKilled" and event_sigs.search(term.get("message") or "", "oom-killed")
@@ -150,10 +158,16 @@ SIGNAL_FIX = ("Find who sent the signal: for SIGKILL/SIGTERM check the probe and
 @rule("killed-by-signal", phase="crash", severity="critical", rank=GENERIC, applies=has_terminations,
       title="Container killed by a signal", remediation=SIGNAL_FIX)
 def killed_by_signal(ev):
-    """A container exited with 128+N for a signal N (not an OOM kill), or the kubelet killed it after failed probes.
+    """Exit 128+N for signal N (not OOM) or a kill after failed probes; Ready again, a warning unless a slow crash loop (3+ restarts, one per 2h).
+
+    A container exited with 128+N for a signal N (not an OOM kill), or the kubelet killed it after failed probes.
 
     A warning once the container is Running and Ready again (reported for an hour after the kill), unless that is a
-    crash loop caught in a Ready moment."""
+    crash loop caught in a Ready moment: 3 or more restarts with a killed run under the back-off's 10-minute reset,
+    or a slow crash loop, 3 or more restarts at one every 2 hours or oftener since the pod started (restartCount counts
+    every restart of the pod's life; the kubelet resets the back-off after 10 minutes of running, so a container that
+    crashes later than that restarts within seconds, is Ready between crashes and never shows CrashLoopBackOff).
+    One recent crash while Ready again stays a warning; the fix then names the controller to roll back."""
     deleting = bool(meta(ev.pod).get("deletionTimestamp"))
     for c, cs, term, init in recent_kills(ev):
         code, sig = term.get("exitCode"), signal_of(term.get("exitCode"))
@@ -294,7 +308,8 @@ def app_error(ev):
     """A container exited non-zero and its log ends with an error or exception line that no specific rule explains.
 
     It quotes the real error above an exception that only wraps it (vLLM's "Engine core initialization failed",
-    torchrun's ChildFailedError)."""
+    torchrun's ChildFailedError). A quoted child killed by SIGKILL (a DataLoader worker) gets a clue: most often the
+    OOM killer at the memory limit, unconfirmed until the node's kernel line says so (oom-killed when it does)."""
     found = (find(ev, "app-error", accept=not_wrapper) or find(ev, "app-error") or tail_match(ev, "app-error")
              or _app_error_ready_again(ev))
     if not found:
