@@ -67,6 +67,8 @@ def test_the_loaders_wording_alone_is_a_clue_in_the_apps_error_not_an_oom_claim(
     msg = f["app-error"].message
     assert "most often the kernel's OOM killer" in msg and "unconfirmed" in msg and "16Gi" in msg, msg
     assert any("reason=OOMKilling" in n for n in f["app-error"].next), f["app-error"].next
+    assert "num_workers" in f["app-error"].remediation and "Confirm who killed" in f["app-error"].remediation
+    assert "Job resnet-finetune" in f["app-error"].remediation
 
 
 def test_a_worker_dead_of_a_bus_error_is_neither_oom_nor_the_clue(tmp_path):

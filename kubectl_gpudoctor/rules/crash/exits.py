@@ -320,9 +320,13 @@ def app_error(ev):
     code, said = term.get("exitCode"), unprefixed(line.text)
     back = back_words(ev, cs) if kill_severity(cs, term, ev) else loop_words(ev, cs, term)
     clue, next_ = _child_kill_clue(ev, c, said)
+    fix = (f"Confirm who killed the worker (the node's OOMKilling events under Next, or the kernel log on node "
+           f"{ev.pod['spec']['nodeName']}); if it was the OOM killer, raise resources.limits.memory of container "
+           f"$container or run fewer workers (num_workers), else fix the worker's own error." if clue else None)
     return Hit(f"Container {c['name']} exited with code {code}; its log says: {said[:300]}" + back + clue,
                [status_line(c["name"], where(cs, term), term), line], values={"container": c["name"]},
-               summary=f"Container {c['name']} exited with code {code}: {said[:160]}", next=next_)
+               summary=f"Container {c['name']} exited with code {code}: {said[:160]}", next=next_, fix=fix,
+               edits="container" if clue else None)
 
 
 def _child_kill_clue(ev, c, said: str):
