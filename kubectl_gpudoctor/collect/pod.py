@@ -139,18 +139,36 @@ def pod_requests(pod: dict, tail: int) -> List[Request]:
     return reqs
 
 
-def node_oom_event_requests(pod: dict) -> List[Request]:
+def node_oom_event_requests(pod: dict, force: bool = False) -> List[Request]:
     """A container OOM-killed: the kernel's own OOM line for it, which node-problem-detector reports as an
     `OOMKilling` event on the Node (in namespace default, as every Node event), names what the killed process held,
     the figure a memory suggestion is sized from (rules/crash/_memory.py). One field-selected list; refused (a
     namespaced user often may not list events in default), the pod's own events stay readable."""
     node = spec(pod).get("nodeName")
-    if not node or not any(podstate.latest_termination(cs).get("reason") == "OOMKilled"
-                           for _, cs, _ in podstate.all_container_states(pod)):
+    if not node or not force and not any(podstate.latest_termination(cs).get("reason") == "OOMKilled"
+                                         for _, cs, _ in podstate.all_container_states(pod)):
         return []
     selector = f"involvedObject.kind=Node,involvedObject.name={node},reason=OOMKilling"
     return [Request("events", "list", "/api/v1/namespaces/default/events", {"fieldSelector": selector}, "Event",
                     gap_key=NODE_OOM_EVENTS_GAP, about=f"the OOMKilling events of node {node} (namespace default)")]
+
+
+def child_oom_event_requests(ev: Evidence) -> List[Request]:
+    """A container that exited non-zero, not OOMKilled, whose log says a child was SIGKILLed (a DataLoader worker):
+    the node's OOMKilling events say whether the kernel's OOM killer did it (the same list as for an OOM kill)."""
+    import re
+    from ..data.signals import CHILD_SIGKILL
+    pod = ev.pod
+    if pod is None or node_oom_event_requests(pod) or not spec(pod).get("nodeName"):
+        return []
+    for c, cs, _ in podstate.all_container_states(pod):
+        if podstate.latest_termination(cs).get("exitCode") in (None, 0):
+            continue
+        for previous in (True, False):
+            text = ev.log(pod, c.get("name"), previous) or ""
+            if any(re.search(p, text) for p, _, _ in CHILD_SIGKILL):
+                return node_oom_event_requests(pod, force=True)
+    return []
 
 
 def needed_references(pod: dict) -> List[dict]:
@@ -182,7 +200,7 @@ def log_requests(pod: dict, tail: int) -> List[Request]:
 
 def follow_up_requests(ev: Evidence) -> List[Request]:
     """Second round: what needs the first round's answers."""
-    reqs = gpu_node_pod_requests(ev)
+    reqs = gpu_node_pod_requests(ev) + child_oom_event_requests(ev)
     for reader in PHASE_READERS:
         reqs += reader.second_round(ev)
     return reqs

@@ -95,3 +95,17 @@ KERNEL_OOM_KILL = (r"(?P<scope>Memory cgroup out of memory|Out of memory)?:? ?Ki
                    r"\((?P<comm>[^)]{1,64})\),? (?:UID \d+, )?total-vm:(?P<vm>\d+)kB, anon-rss:(?P<anon>\d+)kB, "
                    r"file-rss:(?P<file>\d+)kB(?:, shmem-rss:(?P<shmem>\d+)kB)?")
 KERNEL_OOM_REASONS = ("OOMKilling",)
+
+# A child process of the container killed by SIGKILL while its parent lived on to say so. On cgroup v1 nodes, and on
+# cgroup v2 with the kubelet's singleProcessOOMKill (Kubernetes 1.32+; before 1.28 it was the default), the kernel's
+# OOM killer at the container's memory limit kills the largest process only, so the container is not OOMKilled: its
+# main process reports the child and exits on its own (exit 1). PyTorch's DataLoader: `RuntimeError: DataLoader worker
+# (pid 4123) is killed by signal: Killed.` (strsignal(SIGKILL); pytorch/pytorch#8976, open-mmlab/mmdetection#3495,
+# NVIDIA/Megatron-LM#1657: "memory insufficient"); torchrun's failure report `Signal 9 (SIGKILL) received by PID 4123`.
+# Each: (pattern with the child's pid, what the child is, the names the kernel gives such a child (its comm: PyTorch
+# names DataLoader workers pt_data_worker), which an OOMKilling event names even where pids differ: the log counts
+# pids in the container's namespace, the kernel in the node's).
+CHILD_SIGKILL = (
+    (r"DataLoader worker \(pid (?P<pid>\d+)\) is killed by signal: Killed\b", "DataLoader worker", ("pt_data_worker",)),
+    (r"Signal 9 \(SIGKILL\) received by PID (?P<pid>\d+)", "torchrun worker", ()),
+)

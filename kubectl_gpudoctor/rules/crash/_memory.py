@@ -9,7 +9,7 @@ import math
 import re
 from typing import Optional
 
-from ...data.signals import KERNEL_OOM_KILL, KERNEL_OOM_REASONS
+from ...data.signals import CHILD_SIGKILL, KERNEL_OOM_KILL, KERNEL_OOM_REASONS
 from ...evidence import Line
 from ...kube.quantity import format_bytes, parse_quantity
 from ...kube.timeutil import human_duration, seconds_between
@@ -22,26 +22,52 @@ KILL_MATCH_S = 90
 MEASURE = "<measured peak + 25%>"
 
 
-def oom_line(ev, term) -> Optional[tuple]:
-    """(Line, resident bytes, process name, node-wide) of the kernel's OOM kill nearest the termination on the
-    pod's node, or None (no node-problem-detector event was read)."""
+def _kernel_kills(ev, term):
+    """(seconds off the termination, event, match) of the kernel's OOM kills on the pod's node within KILL_MATCH_S."""
     node = ((ev.pod or {}).get("spec") or {}).get("nodeName")
-    if not node:
-        return None
-    best = None
-    for e in ev.events_for({"kind": "Node", "metadata": {"name": node}}):
+    for e in ev.events_for({"kind": "Node", "metadata": {"name": node}}) if node else ():
         m = re.search(KERNEL_OOM_KILL, e.get("message") or "")
         gap = seconds_between(term.get("finishedAt"), e.get("lastTimestamp") or e.get("eventTime"))
         if e.get("reason") in KERNEL_OOM_REASONS and m and gap is not None and abs(gap) <= KILL_MATCH_S:
-            if best is None or abs(gap) < best[0]:
-                best = (abs(gap), e, m)
-    if best is None:
-        return None
-    _, e, m = best
+            yield abs(gap), e, m
+
+
+def _seen(ev, e, m) -> tuple:
     rss = sum(int(m.group(k) or 0) for k in ("anon", "file", "shmem")) * 1024
-    line = Line("event", f"node/{node} {e.get('reason')} {e.get('lastTimestamp') or ''}".strip(),
+    line = Line("event", f"node/{ev.pod['spec']['nodeName']} {e.get('reason')} {e.get('lastTimestamp') or ''}".strip(),
                 (e.get("message") or "")[:300])
     return line, rss, m.group("comm"), (m.group("scope") or "") == "Out of memory"
+
+
+def oom_line(ev, term) -> Optional[tuple]:
+    """(Line, resident bytes, process name, node-wide) of the kernel's OOM kill nearest the termination on the
+    pod's node, or None (no node-problem-detector event was read)."""
+    best = min(_kernel_kills(ev, term), key=lambda k: k[0], default=None)
+    return _seen(ev, best[1], best[2]) if best else None
+
+
+def child_kill(text: str) -> Optional[tuple]:
+    """(line, pid, what the child is, its kernel names) of the last child-SIGKILL line of a run's log, or None."""
+    found = None
+    for line in (text or "").split("\n"):
+        for pattern, what, comms in CHILD_SIGKILL:
+            m = re.search(pattern, line)
+            if m:
+                found = (line.strip(), m.group("pid"), what, comms)
+    return found
+
+
+def child_oom(ev, term, text: str) -> Optional[tuple]:
+    """(log line, child words, (Line, resident bytes, process name, node-wide)) when the run's log says a child was
+    SIGKILLed and the kernel's OOM kill on the node at that moment names that child: its pid (one pid namespace) or
+    the name the kernel gives such a child. A kill of another process at the same time proves nothing: None."""
+    child = child_kill(text)
+    if not child:
+        return None
+    line, pid, what, comms = child
+    named = [k for k in _kernel_kills(ev, term) if k[2].group("pid") == pid or k[2].group("comm") in comms]
+    best = min(named, key=lambda k: k[0], default=None)
+    return (line, f"its {what} (pid {pid})", _seen(ev, best[1], best[2])) if best else None
 
 
 def _allocatable(ev):
@@ -58,9 +84,10 @@ def _gib(n: float) -> str:
     return f"{max(1, math.ceil(n / GI))}Gi"
 
 
-def sizing(ev, c, term, limit, grew) -> tuple:
-    """(suggested quantity, snippet comment, extra sentence, evidence Lines) for the memory snippet of an OOM kill."""
-    seen = oom_line(ev, term)
+def sizing(ev, c, term, limit, grew, seen=None) -> tuple:
+    """(suggested quantity, snippet comment, extra sentence, evidence Lines) for the memory snippet of an OOM kill
+    (`seen`: the kernel's kill already matched to it, else the nearest in time)."""
+    seen = seen or oom_line(ev, term)
     lim = parse_quantity(limit) if limit else None
     lines = [seen[0]] if seen else []
     if seen and not lim:

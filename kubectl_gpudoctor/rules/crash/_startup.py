@@ -169,6 +169,13 @@ KILL_NEWS_S = 3600
 # A crash loop can be caught in a Ready moment: this many restarts, each run shorter than the kubelet's back-off
 # reset, is still the loop (the rule's own severity), not a kill the container came back from.
 LOOP_RESTARTS = 3
+# A slow crash loop: the kubelet resets a container's back-off once it has run 10 minutes (RECOVERED_AFTER_S), so a
+# container that crashes after longer runs is restarted within 10 s every time, is Ready between crashes and never
+# shows CrashLoopBackOff. Only restartCount keeps the count (every restart of the pod's life; the lastState and the
+# pod's events, kept an hour, show the last one only). LOOP_RESTARTS restarts or more at one every SLOW_LOOP_EVERY_S
+# or oftener on average since the pod started, the last one a recent non-zero exit, is a failing pod even when Ready
+# at this instant: it will be down again within hours (a dozen outages a day or more, each dropping its work).
+SLOW_LOOP_EVERY_S = 2 * 3600
 
 
 def _num(p, key, default) -> int:
@@ -262,15 +269,38 @@ def recent_kills(ev):
             yield c, cs, term, init
 
 
-def kill_severity(cs, term):
+def slow_loop(ev, cs, term) -> str:
+    """Words for a slow crash loop (see SLOW_LOOP_EVERY_S): `3 restarts in 4h (one every 1h20m)`, or ""."""
+    if ev is None or ev.pod is None or term.get("exitCode") in (None, 0) or term.get("reason") == "OOMKilled":
+        return ""
+    restarts = int(cs.get("restartCount") or 0)
+    status_ = ev.pod.get("status") or {}
+    life = seconds_between(status_.get("startTime") or (ev.pod.get("metadata") or {}).get("creationTimestamp"), ev.now())
+    if restarts < LOOP_RESTARTS or life is None or life <= 0 or life / restarts > SLOW_LOOP_EVERY_S:
+        return ""
+    return f"{restarts} restarts in {human_duration(life)} (one every {human_duration(life / restarts)} on average)"
+
+
+def kill_severity(cs, term, ev=None):
     """"warning" for a kill the container came back from (Running and Ready again), unless it is a crash loop caught
-    in a Ready moment (LOOP_RESTARTS restarts, the killed run shorter than the back-off reset); else None."""
+    in a Ready moment (LOOP_RESTARTS restarts, the killed run shorter than the back-off reset) or a slow crash loop
+    (slow_loop: as many restarts at one every SLOW_LOOP_EVERY_S or oftener); else None."""
     if not ready_again(cs):
         return None
     ran = seconds_between(term.get("startedAt"), term.get("finishedAt"))
     if int(cs.get("restartCount") or 0) >= LOOP_RESTARTS and (ran is None or ran < RECOVERED_AFTER_S):
         return None
+    if slow_loop(ev, cs, term):
+        return None
     return "warning"
+
+
+def loop_words(ev, cs, term) -> str:
+    """The sentence a slow crash loop adds to a kill's message, or ""."""
+    said = slow_loop(ev, cs, term) if ready_again(cs) else ""
+    return (f" It is Ready now, between crashes: {said}, the last exit a crash. The kubelet resets its back-off "
+            f"after 10 minutes of running, so a container that crashes later than that restarts within seconds "
+            f"and never shows CrashLoopBackOff: a slow crash loop, not a recovery." if said else "")
 
 
 def back_words(ev, cs) -> str:

@@ -252,11 +252,11 @@ def liveness_probe_failing(ev):
         snippet = ""
         if fix == "timeout":
             fix, snippet = se.liveness_fix(c, probe, n)
-        sev = se.kill_severity(cs, term)
+        sev = se.kill_severity(cs, term, ev)
         message, summary = _liveness_words(c, term, probe, kills, failed, ready_fails, said, why, did, meaning)
         lines = [status_line(c["name"], where(cs, term), term), event_line(kills[-1])]
         lines += [event_line(e) for e in (failed[-1:] + ready_fails[-1:])]
-        return Hit(message + (se.back_words(ev, cs) if sev else ""), lines, snippet=snippet, severity=sev,
+        return Hit(message + (se.back_words(ev, cs) if sev else se.loop_words(ev, cs, term)), lines, snippet=snippet, severity=sev,
                    values={"container": c["name"], "endpoint": se.probe_handler(probe)},
                    summary=summary + ("; it is Ready again" if sev else ""),
                    fix=fix if fix != "log" else None, edits="container" if snippet else "")

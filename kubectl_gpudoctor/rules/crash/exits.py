@@ -17,7 +17,7 @@ from . import _memory as mem
 from ._files import foreground_command, owner_words
 from .._common import event_line, has_terminations, pod_events, status_line
 from ..registry import DEFAULT, FALLBACK, GENERIC, SPECIFIC, Hit, Line, rule
-from ._startup import back_words, container_events, kill_severity, recent_kills
+from ._startup import back_words, container_events, kill_severity, loop_words, recent_kills
 
 # nvidia-smi is never part of an image: a missing one means the NVIDIA runtime did not set the container up.
 SMI_FIX = ("Give container $container its GPU through the NVIDIA runtime (resources.limits nvidia.com/gpu, and "
@@ -38,15 +38,28 @@ SETTLED_S = 86400
       snippet="# container $container\nresources:\n  requests:\n    memory: $suggested\n  limits:\n    memory: $suggested"
               "$sizing")
 def oom_killed(ev):
-    """A container's termination record says OOMKilled: the kernel's OOM killer ended it (limit reached, or node full),
+    """OOMKilled, or a child the log and the node's OOMKilling event both name (a DataLoader worker): the kernel's OOM killer.
+
+    A container's termination record says OOMKilled: the kernel's OOM killer ended it (limit reached, or node full),
     or the runtime says its init was OOM-killed before the command ran (StartError: the limit is far too low).
-    A warning once the container has been Running and Ready for a day since, or for twice the run that ended in the kill."""
+    A warning once the container has been Running and Ready for a day since, or for twice the run that ended in the kill.
+
+    Also a child process OOM-killed while the main process survived to exit on its own (cgroup v1, or the kubelet's
+    singleProcessOOMKill: the kernel kills the largest process only, and the termination says Error, not OOMKilled):
+    the failed run's log names a SIGKILLed child (PyTorch's `DataLoader worker (pid N) is killed by signal: Killed.`)
+    and node-problem-detector's OOMKilling event on the pod's node, within 90 s of the exit, names that child by pid
+    or by the kernel's name for it (pt_data_worker). The log line alone is not enough (app-error quotes it as a clue)."""
     for c, cs, init in podstate.all_container_states(ev.pod):
         term = podstate.latest_termination(cs)
         at_start = term.get("reason") != "OOMKilled" and event_sigs.search(term.get("message") or "", "oom-killed")
-        if not (term.get("reason") == "OOMKilled" or at_start) or stopped_sidecar(ev.pod, c, init):
+        if stopped_sidecar(ev.pod, c, init):
             continue
         limit = ((c.get("resources") or {}).get("limits") or {}).get("memory")
+        if not (term.get("reason") == "OOMKilled" or at_start):
+            child = _child_oom(ev, c, cs, term, limit)
+            if child:
+                return child
+            continue
         if at_start:
             suggested, comment = mem.init_oom_sizing(limit)
             return Hit(f"Container {c['name']} never started: the runtime's init process was OOM-killed by its memory "
@@ -85,6 +98,37 @@ def oom_killed(ev):
     return _init_oom_while_creating(ev)
 
 
+def _child_oom(ev, c, cs, term, limit):
+    """A child process (a DataLoader worker) OOM-killed while the container's main process survived to exit on its
+    own: the log names the child, the kernel's OOM kill on the node at that moment names the same child."""
+    if term.get("exitCode") in (None, 0) or not recent(ev, cs):
+        return None
+    text, previous = run_log(ev, c["name"], cs, term)
+    found = mem.child_oom(ev, term, text)
+    if not found:
+        return None
+    said, child, seen = found
+    _, _, comm, node_wide = seen
+    ran = seconds_between(term.get("startedAt"), term.get("finishedAt"))
+    where_ = ("when node " + ev.pod["spec"]["nodeName"] + " ran out of memory" if node_wide or not limit
+              else f"at the container's {format_bytes(limit)} memory limit")
+    summary = (f"Container {c['name']} exited {term.get('exitCode')} after the kernel's OOM killer killed {child} "
+               f"{where_}")
+    suggested, comment, held, lines = mem.sizing(ev, c, term, None if node_wide else limit,
+                                                 ran if ran and ran >= STARTUP_WINDOW_S else None, seen=seen)
+    lines = [status_line(c["name"], where(cs, term), term)] + lines
+    lines.append(Line("log", log_ref(ev, c["name"], previous, "the child's kill"), said[:300]))
+    return Hit(f"{summary}, {human_duration(ran)} after start: the kernel's line names {comm}. "
+               f"The termination says {term.get('reason') or 'Error'}, not OOMKilled, because only the child was "
+               f"killed (cgroup v1, or the kubelet's singleProcessOOMKill) and the main process exited on its own."
+               f"{held}", lines, summary=summary,
+               fix=None if limit else ("Set requests.memory and limits.memory of container $container to its measured "
+                                       "peak (the snippet says how to measure it) so the scheduler reserves it."),
+               values={"container": c["name"], "suggested": suggested, "sizing": comment
+                       + "\n# fewer DataLoader workers (num_workers) need less: each is a process"
+                       * ("DataLoader" in child)})
+
+
 def _init_oom_while_creating(ev):
     """The runtime's init OOM reported while the container is still being created (CreateContainerError /
     RunContainerError, or a Failed event) before any termination record exists: the same finding."""
@@ -105,15 +149,25 @@ def _init_oom_while_creating(ev):
     return None
 
 
+# The source a live read of the node's OOMKilling events is recorded under (collect/pod.py NODE_OOM_EVENTS_GAP).
+NODE_OOM_EVENTS = "events#node-oom"
+SIGNAL_FIX = ("Find who sent the signal: for SIGKILL/SIGTERM check the probe and Killing events, for "
+              "SIGSEGV/SIGABRT/SIGBUS read the last log lines of container $container.")
+
+
 @rule("killed-by-signal", phase="crash", severity="critical", rank=GENERIC, applies=has_terminations,
-      title="Container killed by a signal",
-      remediation="Find who sent the signal: for SIGKILL/SIGTERM check the probe and Killing events, for "
-                  "SIGSEGV/SIGABRT/SIGBUS read the last log lines of container $container.")
+      title="Container killed by a signal", remediation=SIGNAL_FIX)
 def killed_by_signal(ev):
-    """A container exited with 128+N for a signal N (not an OOM kill), or the kubelet killed it after failed probes.
+    """Exit 128+N for signal N (not OOM) or a kill after failed probes; Ready again, a warning unless a slow crash loop (3+ restarts, one per 2h).
+
+    A container exited with 128+N for a signal N (not an OOM kill), or the kubelet killed it after failed probes.
 
     A warning once the container is Running and Ready again (reported for an hour after the kill), unless that is a
-    crash loop caught in a Ready moment."""
+    crash loop caught in a Ready moment: 3 or more restarts with a killed run under the back-off's 10-minute reset,
+    or a slow crash loop, 3 or more restarts at one every 2 hours or oftener since the pod started (restartCount counts
+    every restart of the pod's life; the kubelet resets the back-off after 10 minutes of running, so a container that
+    crashes later than that restarts within seconds, is Ready between crashes and never shows CrashLoopBackOff).
+    One recent crash while Ready again stays a warning; the fix then names the controller to roll back."""
     deleting = bool(meta(ev.pod).get("deletionTimestamp"))
     for c, cs, term, init in recent_kills(ev):
         code, sig = term.get("exitCode"), signal_of(term.get("exitCode"))
@@ -136,10 +190,38 @@ def killed_by_signal(ev):
         if sig in NATIVE_CRASH:
             text, previous = run_log(ev, c["name"], cs, term)
             lines += [Line("log", log_ref(ev, c["name"], previous, "crash"), l[:300]) for l in native_crash_lines(text)]
-        sev = kill_severity(cs, term)
+        sev, loop = kill_severity(cs, term, ev), loop_words(ev, cs, term)
+        if loop and not sev:
+            started = ((ev.pod.get("status") or {}).get("startTime")) or meta(ev.pod).get("creationTimestamp")
+            lines.insert(1, Line("status", f"containerStatuses[{c['name']}]",
+                                 f"restartCount={cs.get('restartCount')} ready=true pod startTime={started}"))
         return Hit(f"Container {c['name']} exited with code {code}" + (f" ({sig})" if sig else "") + f": {cause}."
-                   + (back_words(ev, cs) if sev else ""), lines, values={"container": c["name"]}, severity=sev)
+                   + (back_words(ev, cs) if sev else loop), lines, values={"container": c["name"]}, severity=sev,
+                   fix=SIGNAL_FIX + _rollback_words(ev) if loop and not sev else None)
     return None
+
+
+# Controllers whose pod template has revisions that `kubectl rollout undo` returns to.
+ROLLED_OUT = ("Deployment", "StatefulSet", "DaemonSet")
+
+
+def _rollback_words(ev) -> str:
+    """For a slow crash loop: the controller that keeps restarting the pod and, for a rolled-out one, how to compare
+    its revisions and go back to the one that did not crash."""
+    owner = controller_of(ev.pod) or {}
+    kind, name_ = owner.get("kind"), owner.get("name") or ""
+    hash_ = ((meta(ev.pod).get("labels") or {}).get("pod-template-hash")) or ""
+    if kind == "ReplicaSet" and hash_ and name_.endswith("-" + hash_):
+        kind, name_ = "Deployment", name_[: -len(hash_) - 1]
+    if not kind:
+        return ""
+    ns = meta(ev.pod).get("namespace") or ""
+    if kind in ROLLED_OUT:
+        ref = f"{kind.lower()}/{name_} -n {ns}"
+        return (f" It will crash again within hours under {kind} {name_}: if the crashes began with a change to it "
+                f"(image, args), compare `kubectl rollout history {ref}` and go back with `kubectl rollout undo {ref}` "
+                f"while the cause is fixed.")
+    return f" {kind} {name_} restarts it after each crash: it will crash again within hours."
 
 
 @rule("completed-under-controller", phase="crash", severity="critical", rank=SPECIFIC, applies=has_terminations,
@@ -226,7 +308,8 @@ def app_error(ev):
     """A container exited non-zero and its log ends with an error or exception line that no specific rule explains.
 
     It quotes the real error above an exception that only wraps it (vLLM's "Engine core initialization failed",
-    torchrun's ChildFailedError)."""
+    torchrun's ChildFailedError). A quoted child killed by SIGKILL (a DataLoader worker) gets a clue: most often the
+    OOM killer at the memory limit, unconfirmed until the node's kernel line says so (oom-killed when it does)."""
     found = (find(ev, "app-error", accept=not_wrapper) or find(ev, "app-error") or tail_match(ev, "app-error")
              or _app_error_ready_again(ev))
     if not found:
@@ -235,17 +318,42 @@ def app_error(ev):
     if term.get("reason") == "OOMKilled":
         return None
     code, said = term.get("exitCode"), unprefixed(line.text)
-    back = back_words(ev, cs) if kill_severity(cs, term) else ""
-    return Hit(f"Container {c['name']} exited with code {code}; its log says: {said[:300]}" + back,
+    back = back_words(ev, cs) if kill_severity(cs, term, ev) else loop_words(ev, cs, term)
+    clue, next_ = _child_kill_clue(ev, c, said)
+    fix = (f"Confirm who killed the worker (the node's OOMKilling events under Next, or the kernel log on node "
+           f"{ev.pod['spec']['nodeName']}); if it was the OOM killer, raise resources.limits.memory of container "
+           f"$container or run fewer workers (num_workers), else fix the worker's own error." if clue else None)
+    return Hit(f"Container {c['name']} exited with code {code}; its log says: {said[:300]}" + back + clue,
                [status_line(c["name"], where(cs, term), term), line], values={"container": c["name"]},
-               summary=f"Container {c['name']} exited with code {code}: {said[:160]}")
+               summary=f"Container {c['name']} exited with code {code}: {said[:160]}", next=next_, fix=fix,
+               edits="container" if clue else None)
+
+
+def _child_kill_clue(ev, c, said: str):
+    """(sentence, next commands) when the quoted line says a child was SIGKILLed and oom-killed could not match the
+    kernel's kill to it: most often the OOM killer at the memory limit, but a clue, not a finding. SIGKILL has other
+    senders (a process's own kill -9, a watchdog, a node-wide OOM kill), and some threads saw it with memory to spare
+    (pytorch/pytorch#8976), so only the kernel's own line, which node-problem-detector reports, proves an OOM kill."""
+    child = mem.child_kill(said)
+    node = (ev.pod.get("spec") or {}).get("nodeName")
+    if not child or not node:
+        return "", []
+    limit = ((c.get("resources") or {}).get("limits") or {}).get("memory")
+    gap = ev.gap(NODE_OOM_EVENTS)
+    known = (f"node {node}'s OOMKilling events were not read ({gap.needs()})" if gap and gap.reason != "not-collected"
+             else f"no OOMKilling event (node-problem-detector) on node {node} names it at that moment")
+    return (f" A {child[2]} killed by SIGKILL while the main process lives on is most often the kernel's OOM killer "
+            f"at the container's memory limit ({format_bytes(limit) if limit else 'none set: the node'}); "
+            f"{known}, so that is unconfirmed: the node's kernel log (`Killed process`) would say.",
+            [f"kubectl get events -n default --field-selector involvedObject.kind=Node,involvedObject.name={node},"
+             f"reason=OOMKilling"])
 
 
 def _app_error_ready_again(ev):
     """find() for the exits failures() leaves out: a container Running and Ready again within the hour after a
     non-zero exit whose failed run ends with an error line (reported as what it is, a warning)."""
     for c, cs, term, init in recent_kills(ev):
-        if kill_severity(cs, term) and term.get("exitCode", 0) != 0:
+        if kill_severity(cs, term, ev) and term.get("exitCode", 0) != 0:
             found = match_run(ev, c, cs, term, "app-error", accept=not_wrapper) or match_run(ev, c, cs, term, "app-error")
             if found:
                 return (c, cs, term, init) + found
