@@ -465,6 +465,8 @@ def _with(pod=None, **svc_changes):
         for key, value in svc_changes.items():
             if key == "labels":
                 svc["metadata"]["labels"].update(value)
+            elif key == "ownerReferences":
+                svc["metadata"][key] = value
             elif key == "targetPort":
                 svc["spec"]["ports"][0]["targetPort"] = value
             else:
@@ -508,3 +510,10 @@ def test_a_helm_managed_service_is_fixed_in_its_release_not_by_a_patch():
     assert "Service qdrant belongs to Helm release qdrant (label app.kubernetes.io/managed-by=Helm on Service " \
            "qdrant)" in f.remediation, f.remediation
     assert "kubectl edit service" not in f.remediation and f.snippet == "", f.snippet
+
+
+def test_a_service_an_operator_owns_is_fixed_in_its_owner():
+    owner = [{"apiVersion": "qdrant.io/v1", "kind": "QdrantCluster", "name": "qdrant", "uid": "0c9e", "controller": True}]
+    f = finding(_with(_qdrant_pod(), ownerReferences=owner))
+    assert "Service qdrant belongs to QdrantCluster qdrant (its owner reference): set the port there" in f.remediation
+    assert "kubectl edit service" not in f.remediation and f.snippet == "", (f.remediation, f.snippet)

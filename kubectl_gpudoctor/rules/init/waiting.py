@@ -3,7 +3,7 @@ service does not answer: it does not exist, has no ready endpoints, or a Network
 behind the service) drops the connection."""
 from __future__ import annotations
 
-from typing import List, Optional
+from typing import List, Optional, Tuple
 
 from ...kube import initwait, netpolicy, podstate
 from ...kube.objects import condition, labels, name, namespace, spec
@@ -289,34 +289,30 @@ def _target_mismatch(ev, w, peer, svc, port, up, ref) -> Optional[Why]:
     backend = next(iter([name(p) for p in pods] + initwait.endpoint_pods(ev, svc)), None)
     check = (f" (check them: `kubectl get pod {backend} -n {ns} -o jsonpath='{{.spec.containers[*].ports}}'`)"
              if backend and not declared else "")
-    fix = (f"Set Service {s}'s {at} (now {port}) to {to}{check}. {_service_where(ev, svc)} Init container "
+    where, editable = _service_where(ev, svc)
+    fix = (f"Set Service {s}'s {at} (now {port}) to {to}{check}. {where} Init container "
            f"{w.name} of {_owner(ev, ev.pod)} dials Service port {peer.port}, which is right: leave its command as "
            f"it is; it finishes by itself once the Service forwards to a listening port.")
-    snippet = "" if right is None or _service_manager(svc) else \
+    snippet = "" if right is None or not editable else \
         (f"kubectl patch service {s} -n {ns} --type=json -p "
          f"'[{{\"op\":\"replace\",\"path\":\"/spec/ports/{index}/targetPort\",\"value\":{right}}}]'")
     return Why(says + ".", short, fix, snippet, lines, decisive=bool(declared))
 
 
-def _service_manager(svc):
+def _service_where(ev, svc) -> Tuple[str, bool]:
+    """(where the Service's spec is kept, whether a kubectl edit of it lasts): the operator that owns it, Helm or
+    GitOps (which put it back), else the Service itself."""
     from ...kube.owners import management
-    return management([], svc)
-
-
-def _service_where(ev, svc) -> str:
-    """Where the Service's spec is kept: the operator that owns it, Helm or GitOps, else the Service itself."""
-    from ...kube.owners import owner_chain
-    chain = owner_chain(ev, svc)
-    tool = _service_manager(svc)
+    chain, tool = owner_chain(ev, svc), management([], svc)
     if chain:
         return (f"Service {name(svc)} belongs to {chain[-1].what} (its owner reference): set the port there; its "
-                f"controller reverts an edit of the Service.")
+                f"controller reverts an edit of the Service."), False
     if tool:
         how = {"helm": f"Helm release {tool[1]} ({tool[2]}): set it in the release's values and `helm upgrade`",
                "argocd": f"Argo CD application {tool[1]} ({tool[2]}): change it in Git"}.get(
             tool[0], f"Flux ({tool[1]}, {tool[2]}): change it in Git")
-        return f"Service {name(svc)} belongs to {how}; a kubectl edit is reverted."
-    return f"Edit it: `kubectl edit service {name(svc)} -n {namespace(svc)}`."
+        return f"Service {name(svc)} belongs to {how}; a kubectl edit is reverted.", False
+    return f"Edit it: `kubectl edit service {name(svc)} -n {namespace(svc)}`.", True
 
 
 def _blocked(ev, w, blocked, svc, port, backend, policies, up) -> Why:
