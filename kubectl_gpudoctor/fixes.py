@@ -300,6 +300,9 @@ def storage_where(ft: FixTarget) -> Tuple[str, str]:
             f"{st.operator} read `default`")
     text = (f"Where: not in the pod template — {st.operator}'s webhook adds init container {ks.NAME} to download "
             f"{st.uri or 'its model'} ({isvc.what}, {st.path})")
+    killed = _storage_killed(ft)
+    if killed:   # a download that ran out of memory: its credentials worked, its resources are KServe's
+        return _storage_resources(ft, text, killed)
     if not keys:   # pvc://, oci://, a public URL: nothing to authenticate, the URI itself is what to fix
         return text + f". Fix that URI: `kubectl edit {res} {isvc.name} -n {ns}`.", ""
     text += (f", with credentials only from the Secrets that ServiceAccount {st.account} lists ({told}); an env var on "
@@ -344,6 +347,32 @@ def _nested(section: str, account: str) -> str:
     for key in reversed(section.split(".")):
         doc = {key: doc}
     return json.dumps(doc, separators=(",", ":"))
+
+
+def _storage_resources(ft: FixTarget, text: str, killed: str) -> Tuple[str, str]:
+    """(paragraph, commands) for a storage-initializer killed for its resources: KServe sets them cluster-wide, in the
+    ClusterStorageContainer matching the URI, else the inferenceservice-config ConfigMap (data/kserve_storage.py)."""
+    st, ns, pod = ft.storage, ft.namespace, name(ft.pod)
+    uris = f"{st.scheme}:// URIs" if st.scheme else "its storageUri"
+    csc = ks.CLUSTER_STORAGE_CONTAINER
+    return text + (f"; it was {killed}, and {st.operator} sets its resources cluster-wide, not per InferenceService: "
+                   f"in the ClusterStorageContainer that supports {uris} (`{csc}` as KServe installs it), "
+                   f"{ks.RESOURCE_FIELD}, else ConfigMap {ks.CONFIGMAP} (namespace {ks.CONFIGMAP_NAMESPACE}), key "
+                   f"{ks.CONFIGMAP_KEY}, memoryLimit; then delete the pod so that the webhook injects it again "
+                   f"(`kubectl delete pod {pod} -n {ns}`)."), \
+        "\n".join(["kubectl get clusterstoragecontainers -o yaml", f"kubectl edit clusterstoragecontainer {csc}",
+                   f"kubectl delete pod {pod} -n {ns}"])
+
+
+def _storage_killed(ft: FixTarget) -> str:
+    """`OOMKilled` when the storage-initializer's current or last run ended for its resources; "" otherwise."""
+    for cs in (ft.pod.get("status") or {}).get("initContainerStatuses") or []:
+        if isinstance(cs, dict) and cs.get("name") == ks.NAME:
+            for key in ("state", "lastState"):
+                reason = (((cs.get(key) or {}).get("terminated")) or {}).get("reason")
+                if reason in ks.RESOURCE_REASONS:
+                    return reason
+    return ""
 
 
 def _reader(ft: FixTarget, secret: str) -> str:

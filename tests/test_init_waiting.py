@@ -433,3 +433,87 @@ def test_a_native_sidecar_is_not_the_init_container_that_waits():
     pod["status"]["initContainerStatuses"][1]["state"] = {"terminated": {"exitCode": 0}}
     pod["status"]["conditions"][0]["status"] = "True"
     assert initwait.running_init(pod) is None   # initialized: the sidecar running alongside is not waiting
+
+
+# --- a Service whose targetPort is not where its pods listen (tests/realworld/failing/r5-init-nc-wrong-targetport) --
+
+QDRANT = os.path.join(os.path.dirname(__file__), "realworld", "failing", "r5-init-nc-wrong-targetport")
+
+
+def _qdrant_pod(ports=(6333, 6334), probe=None):
+    """qdrant-0 as `kubectl get pod -o yaml` shows it behind the EndpointSlice (Ready; qdrant's HTTP 6333, gRPC 6334)."""
+    c = {"name": "qdrant", "image": "qdrant/qdrant:v1.12.4",
+         "ports": [{"name": n, "containerPort": p, "protocol": "TCP"} for n, p in zip(("http", "grpc", "p2p"), ports)]}
+    if probe:
+        c["readinessProbe"] = {"tcpSocket": {"port": probe}, "periodSeconds": 10}
+    return {"apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": "qdrant-0", "namespace": "search", "labels": {"app": "qdrant"},
+                         "ownerReferences": [{"apiVersion": "apps/v1", "kind": "StatefulSet", "name": "qdrant",
+                                              "uid": "5b1d0c4e-0f0e-4d7c-9a43-2f4c1a9e7d10", "controller": True}]},
+            "spec": {"containers": [c], "nodeName": "gpu-node-b"},
+            "status": {"phase": "Running", "podIP": "10.244.1.55",
+                       "conditions": [{"type": "Ready", "status": "True"}],
+                       "containerStatuses": [{"name": "qdrant", "ready": True, "restartCount": 0,
+                                              "state": {"running": {"startedAt": "2026-11-18T15:01:00Z"}}}]}}
+
+
+def _with(pod=None, **svc_changes):
+    def change(ev):
+        if pod is not None:
+            ev.objects.setdefault("Pod", []).append(pod)
+        svc = obj(ev, "Service", "qdrant")
+        for key, value in svc_changes.items():
+            if key == "labels":
+                svc["metadata"]["labels"].update(value)
+            elif key == "ownerReferences":
+                svc["metadata"][key] = value
+            elif key == "targetPort":
+                svc["spec"]["ports"][0]["targetPort"] = value
+            else:
+                svc["spec"][key] = value
+    return edited(QDRANT, change)
+
+
+def test_a_targetport_no_container_declares_is_the_services_fix_not_the_clients():
+    d = _with(_qdrant_pod())
+    f = finding(d)
+    assert d.root_cause == RULE
+    assert "no container of its pods declares port 6335 (they declare 6333, 6334)" in f.message, f.message
+    assert "Set Service qdrant's spec.ports[name=grpc].targetPort (now 6335) to 6334" in f.remediation, f.remediation
+    assert "Init container wait-qdrant of Deployment reranker dials Service port 6334, which is right" in f.remediation
+    assert "nc -z" not in f.remediation and "6335; echo" not in f.remediation, f.remediation
+    assert f.snippet == ("kubectl patch service qdrant -n search --type=json -p "
+                         "'[{\"op\":\"replace\",\"path\":\"/spec/ports/0/targetPort\",\"value\":6334}]'"), f.snippet
+
+
+def test_pods_not_read_leave_the_targetport_unconfirmed_never_nothing_listens():
+    f = finding(verdict.diagnose_pod(load(QDRANT)))
+    assert "its pods are not among the objects read" in f.message and "nothing listens" not in f.message, f.message
+    assert "to the port the pods listen on (check them: `kubectl get pod qdrant-0 -n search" in f.remediation
+    assert f.snippet == "", f.snippet
+
+
+def test_a_targetport_the_pods_serve_or_a_port_without_mapping_keeps_the_clients_check():
+    """Something answers on the targetPort (declared, or a Ready pod's readinessProbe connects to it), the Service
+    maps the port to itself, or a headless Service (no kube-proxy mapping): the targetPort is not the suspect."""
+    for d in (_with(_qdrant_pod(ports=(6333, 6335))), _with(_qdrant_pod(ports=(), probe=6335)),
+              _with(targetPort=6334), _with(clusterIP="None", clusterIPs=["None"])):
+        f = finding(d)
+        assert "the wait's own check keeps failing" in f.message and "targetPort" not in f.remediation, f.message
+        # the check to run by hand dials the Service's port, as the client does, never the targetPort
+        assert "nc -z -w 2 qdrant 6334; echo exit=$?" in f.remediation, f.remediation
+
+
+def test_a_helm_managed_service_is_fixed_in_its_release_not_by_a_patch():
+    f = finding(_with(_qdrant_pod(), labels={"app.kubernetes.io/managed-by": "Helm",
+                                             "app.kubernetes.io/instance": "qdrant"}))
+    assert "Service qdrant belongs to Helm release qdrant (label app.kubernetes.io/managed-by=Helm on Service " \
+           "qdrant)" in f.remediation, f.remediation
+    assert "kubectl edit service" not in f.remediation and f.snippet == "", f.snippet
+
+
+def test_a_service_an_operator_owns_is_fixed_in_its_owner():
+    owner = [{"apiVersion": "qdrant.io/v1", "kind": "QdrantCluster", "name": "qdrant", "uid": "0c9e", "controller": True}]
+    f = finding(_with(_qdrant_pod(), ownerReferences=owner))
+    assert "Service qdrant belongs to QdrantCluster qdrant (its owner reference): set the port there" in f.remediation
+    assert "kubectl edit service" not in f.remediation and f.snippet == "", (f.remediation, f.snippet)

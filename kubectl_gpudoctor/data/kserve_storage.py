@@ -29,3 +29,14 @@ SCHEMES = {
 }
 # Environment the injected container gets from those annotations: an empty one is a setting left blank.
 S3_SETTINGS = {"S3_ENDPOINT": "s3-endpoint", "AWS_ENDPOINT_URL": "s3-endpoint", "AWS_REGION": "s3-region"}
+
+# Where the injected container's resources come from (KServe docs "Storage Containers", since 0.11): the
+# ClusterStorageContainer whose supportedUriFormats match the storageUri gives its whole container spec, resources
+# included (KServe's chart installs one named `default`, limits memory 1Gi, for gs://, s3://, hdfs://, https://);
+# without a matching one, the `storageInitializer` JSON of ConfigMap inferenceservice-config in KServe's namespace
+# (memoryRequest 100Mi, memoryLimit 1Gi by default). Both are cluster-wide: every InferenceService's download.
+CLUSTER_STORAGE_CONTAINER = "default"
+RESOURCE_FIELD = "spec.container.resources.limits.memory"
+CONFIGMAP, CONFIGMAP_NAMESPACE, CONFIGMAP_KEY = "inferenceservice-config", "kserve", "storageInitializer"
+# Termination reasons that make a failure about the container's resources, not its credentials.
+RESOURCE_REASONS = ("OOMKilled",)

@@ -305,3 +305,57 @@ def target_port(svc: dict, port: Optional[int], pod: Optional[dict]) -> Tuple[Op
         named = {cp.get("name"): cp.get("containerPort") for c in containers(pod or {}) for cp in c.get("ports") or []}
         target = named.get(target)
     return (int(target) if target is not None else None), True
+
+
+def service_port(svc: dict, port: Optional[int]) -> Tuple[int, Optional[dict]]:
+    """(index, entry) of the Service's spec.ports entry that port `port` (or its only port) names; (-1, None)."""
+    ports = spec(svc).get("ports") or []
+    for i, p in enumerate(ports):
+        if isinstance(p, dict) and (p.get("port") == port or (port is None and len(ports) == 1)):
+            return i, p
+    return -1, None
+
+
+def proxied(svc: dict) -> bool:
+    """Whether a client reaches the pods through kube-proxy's port mapping: a headless Service (clusterIP None)
+    resolves to the pods' own addresses, so the client's port is the pod's port and targetPort plays no part."""
+    return any(ip != "None" for ip in _cluster_ips(svc))
+
+
+def declared_ports(pod: dict) -> List[int]:
+    """The TCP containerPorts the pod's containers declare (declaring one is informational: a process may listen on
+    a port it does not declare, so an empty list says nothing)."""
+    out = []
+    for c in containers(pod):
+        for cp in c.get("ports") or []:
+            n = cp.get("containerPort") if isinstance(cp, dict) else None
+            if isinstance(n, int) and (cp.get("protocol") or "TCP") == "TCP" and n not in out:
+                out.append(n)
+    return out
+
+
+def probed_ports(pod: dict) -> List[int]:
+    """Numeric ports a container's readinessProbe checks: in a Ready pod, something answers on each of them (an
+    httpGet or tcpSocket probe connects to it; a named port resolves through the container's ports)."""
+    out = []
+    for c in containers(pod):
+        named = {cp.get("name"): cp.get("containerPort") for cp in c.get("ports") or [] if isinstance(cp, dict)}
+        probe = c.get("readinessProbe") or {}
+        for how in ("httpGet", "tcpSocket", "grpc"):
+            port = (probe.get(how) or {}).get("port") if isinstance(probe.get(how), dict) else None
+            port = named.get(port) if isinstance(port, str) and not port.isdigit() else port
+            if port is not None and str(port).isdigit() and int(port) not in out:
+                out.append(int(port))
+    return out
+
+
+def endpoint_pods(ev, svc: dict) -> List[str]:
+    """Names of the pods behind the Service's ready endpoints (EndpointSlice targetRef), read or not."""
+    out = []
+    for s in slices_of(ev, svc):
+        for e in s.get("endpoints") or []:
+            ref = e.get("targetRef") if isinstance(e, dict) else None
+            if isinstance(ref, dict) and ref.get("kind") == "Pod" and ref.get("name") and \
+                    (e.get("conditions") or {}).get("ready") is not False and ref["name"] not in out:
+                out.append(ref["name"])
+    return out

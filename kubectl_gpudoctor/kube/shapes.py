@@ -45,6 +45,8 @@ _CONTAINER = {"": "map", "name": "str!", "image": "str", "command": "list", "com
               "args[]": "scalar", "env": "list", "env[]": "map", "env[].name": "str!", "env[].value": "scalar",
               "resources": "map", "resources.limits": "map", "resources.limits{}": "quantity",
               "resources.requests": "map", "resources.requests{}": "quantity", "ports": "list", "ports[]": "map",
+              # the ports a Service's targetPort should name (rules/init/waiting.py)
+              "ports[].containerPort": "int32", "ports[].name": "str", "ports[].protocol": "str",
               "volumeMounts": "list", "volumeMounts[]": "map", "volumeMounts[].name": "str!",
               "volumeMounts[].mountPath": "str!",
               # the Secret and ConfigMap references the creation rules follow
@@ -58,7 +60,9 @@ _CONTAINER = {"": "map", "name": "str!", "image": "str", "command": "list", "com
               **{f"{p}.{k}": t for p in ("livenessProbe", "readinessProbe", "startupProbe")
                  for k, t in (("initialDelaySeconds", "count"), ("timeoutSeconds", "count"), ("periodSeconds", "count"),
                               ("failureThreshold", "count"), ("httpGet", "map"), ("tcpSocket", "map"), ("grpc", "map"),
-                              ("exec", "map"), ("exec.command", "list"))}}
+                              ("exec", "map"), ("exec.command", "list"),
+                                                 ("httpGet.port", "scalar"), ("tcpSocket.port", "scalar"),
+                                                 ("grpc.port", "int32"))}}
 _STATE = {"": "map", "waiting": "map", "running": "map", "terminated": "map", "waiting.reason": "str",
           "waiting.message": "str", "terminated.reason": "str", "terminated.message": "str",
           "terminated.exitCode": "int32", "terminated.signal": "int32", "terminated.startedAt": "time",

@@ -3,7 +3,7 @@ service does not answer: it does not exist, has no ready endpoints, or a Network
 behind the service) drops the connection."""
 from __future__ import annotations
 
-from typing import List, Optional
+from typing import List, Optional, Tuple
 
 from ...kube import initwait, netpolicy, podstate
 from ...kube.objects import condition, labels, name, namespace, spec
@@ -251,18 +251,81 @@ def _unread(pod, svc, port, up, ref, unread) -> Why:
 
 
 def _allowed(ev, w, peer, svc, port, up, ref) -> Why:
+    mapped = _target_mismatch(ev, w, peer, svc, port, up, ref)
+    if mapped:
+        return mapped
     cmd = initwait.command_text(w.container, namespace(ev.pod))
     host = peer.host if peer.service or peer.ip else name(svc)
+    dial = peer.port or port   # a client dials the Service's port; kube-proxy, not the client, maps it to targetPort
     nslookup = "nslookup" in cmd
     hint = (f" busybox's nslookup exits 1 when any search-domain query fails (ndots:5), even when the name "
-            f"resolves (chatwoot/charts#200): test with `nc -z {host} {port}` or the fully qualified "
+            f"resolves (chatwoot/charts#200): test with `nc -z {host} {dial}` or the fully qualified "
             f"{name(svc)}.{namespace(svc)}.svc.cluster.local instead." if nslookup else "")
-    check = f"nslookup {host}; echo exit=$?" if nslookup else f"nc -z -w 2 {host} {port}; echo exit=$?"
+    check = f"nslookup {host}; echo exit=$?" if nslookup else f"nc -z -w 2 {host} {dial}; echo exit=$?"
     return Why(f"{up} and no NetworkPolicy read drops traffic from this pod to its pods on port {port} (nor DNS): "
                f"the service is up, so the wait's own check keeps failing.{hint}",
                f"{name(svc)} is up; the wait's check fails",
                f"Run init container {w.name}'s check by hand (`kubectl exec {name(ev.pod)} -n {namespace(ev.pod)} -c "
                f"{w.name} -- sh -c '{check}'`) and fix its command." + hint, lines=[ref], edits="container")
+
+
+def _target_mismatch(ev, w, peer, svc, port, up, ref) -> Optional[Why]:
+    """The client dials the Service's port and kube-proxy forwards it to targetPort `port` on the pods: when that
+    differs from the Service port and no pod read shows anything answering there (its containerPorts, its
+    readinessProbe), the Service's targetPort is the suspect, not the client's check (which dials the right port)."""
+    index, entry = initwait.service_port(svc, peer.port)
+    if entry is None or port is None or port == peer.port or not initwait.proxied(svc):
+        return None
+    pods = [p for p in initwait.selected_pods(ev, svc) if (condition(p, "Ready") or {}).get("status") == "True"]
+    if any(port in initwait.probed_ports(p) or port in initwait.declared_ports(p) for p in pods):
+        return None   # a Ready pod probes or declares the targetPort: something answers there
+    declared = sorted({n for p in pods for n in initwait.declared_ports(p)})
+    s, ns = name(svc), namespace(svc)
+    at = f"spec.ports[name={entry['name']}].targetPort" if entry.get("name") else f"spec.ports[{index}].targetPort"
+    mapping = f"it forwards port {peer.port} to targetPort {port} on its pods"
+    lines = [ref] + [Line("object", f"pods/{name(p)}", f"Ready, containerPorts "
+                          f"{', '.join(str(n) for n in initwait.declared_ports(p)) or 'none'}") for p in pods[:2]]
+    if declared:
+        right = peer.port if peer.port in declared else declared[0] if len(declared) == 1 else None
+        says = (f"{up}, but {mapping}, and no container of its pods declares port {port} (they declare "
+                f"{', '.join(map(str, declared))}): nothing listens on the targetPort, so every connection is refused")
+        short = f"Service {s}'s targetPort {port} matches no containerPort"
+    else:
+        right = None
+        seen = "declare no containerPort" if pods else "are not among the objects read"
+        says = (f"{up}, but {mapping}, and its pods {seen}: the targetPort names no port they are known to listen "
+                f"on — init container {w.name} dials Service port {peer.port} as a client should, so the mapping to "
+                f"the pods is what to check")
+        short = f"Service {s} maps {peer.port} to targetPort {port}"
+    to = f"{right} (the port {'it dials and ' if right == peer.port else ''}the pods declare)" if right else \
+        "the port the pods listen on"
+    backend = next(iter([name(p) for p in pods] + initwait.endpoint_pods(ev, svc)), None)
+    check = (f" (check them: `kubectl get pod {backend} -n {ns} -o jsonpath='{{.spec.containers[*].ports}}'`)"
+             if backend and not declared else "")
+    where, editable = _service_where(ev, svc)
+    fix = (f"Set Service {s}'s {at} (now {port}) to {to}{check}. {where} Init container "
+           f"{w.name} of {_owner(ev, ev.pod)} dials Service port {peer.port}, which is right: leave its command as "
+           f"it is; it finishes by itself once the Service forwards to a listening port.")
+    snippet = "" if right is None or not editable else \
+        (f"kubectl patch service {s} -n {ns} --type=json -p "
+         f"'[{{\"op\":\"replace\",\"path\":\"/spec/ports/{index}/targetPort\",\"value\":{right}}}]'")
+    return Why(says + ".", short, fix, snippet, lines, decisive=bool(declared))
+
+
+def _service_where(ev, svc) -> Tuple[str, bool]:
+    """(where the Service's spec is kept, whether a kubectl edit of it lasts): the operator that owns it, Helm or
+    GitOps (which put it back), else the Service itself."""
+    from ...kube.owners import management
+    chain, tool = owner_chain(ev, svc), management([], svc)
+    if chain:
+        return (f"Service {name(svc)} belongs to {chain[-1].what} (its owner reference): set the port there; its "
+                f"controller reverts an edit of the Service."), False
+    if tool:
+        how = {"helm": f"Helm release {tool[1]} ({tool[2]}): set it in the release's values and `helm upgrade`",
+               "argocd": f"Argo CD application {tool[1]} ({tool[2]}): change it in Git"}.get(
+            tool[0], f"Flux ({tool[1]}, {tool[2]}): change it in Git")
+        return f"Service {name(svc)} belongs to {how}; a kubectl edit is reverted.", False
+    return f"Edit it: `kubectl edit service {name(svc)} -n {namespace(svc)}`.", True
 
 
 def _blocked(ev, w, blocked, svc, port, backend, policies, up) -> Why:
