@@ -38,7 +38,7 @@ GROUPS = [
                 "named_settings,secret_metadata,for_bundle,_hide_named_values,_hide_in_container,_masked_tree"],
      ["tests/test_secret_corpus.py", "tests/test_redaction.py"]),
     ("http11", ["kubectl_gpudoctor/collect/http11.py"],
-     ["tests/test_http11.py"]),
+     ["tests/test_http11_mutants.py", "tests/test_http11.py"]),
     # transport: where a GET goes and with which credentials, refused servers, mask_url, the size bounds (350
     # mutants in all; get's deadline and retry arithmetic, open_spares, close and _describe are left out)
     ("transport", ["kubectl_gpudoctor/collect/transport.py::basic_auth,mask_url,endpoint,tls_context,_proxy_context,"
