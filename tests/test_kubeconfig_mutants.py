@@ -342,3 +342,63 @@ def test_client_certificate_data_wins_over_its_file_and_goes_to_tls_only(env, tm
     assert kubeconfig._file_or_data(user, "client-certificate") == (None, pem)
     assert kubeconfig._file_or_data(user, "client-key") == ("key.pem", None)
     assert kubeconfig._file_or_data({}, "client-key") == (None, None)
+
+
+def test_a_path_holding_a_nul_byte_is_an_invalid_kubeconfig(env, tmp_path):
+    doc = _doc("prod", "https://10.0.0.1:6443")
+    doc["clusters"][0]["cluster"] = {"server": "https://10.0.0.1:6443", "certificate-authority": "ca\x00.pem"}
+    with pytest.raises(KubeconfigError, match="^invalid kubeconfig: "):
+        _connect(kubeconfig=_write(tmp_path, "kc.yaml", doc))
+
+
+def test_an_auth_providers_paths_are_read_against_the_users_own_file(env, tmp_path, monkeypatch):
+    """client-go resolves each entry's relative paths against the file it came from: the user's auth-provider
+    (an oidc idp-certificate-authority: ca.pem) against the user's file, not the cluster's."""
+    from kubectl_gpudoctor.collect import authprovider
+    seen = []
+    monkeypatch.setattr(authprovider, "token", lambda provider, cluster, base: seen.append(base) or "Bearer oidc")
+    (tmp_path / "users").mkdir()
+    (tmp_path / "clusters").mkdir()
+    oidc = {"auth-provider": {"name": "oidc", "config": {"client-id": "kubectl", "id-token": TOKEN,
+                                                           "idp-issuer-url": "https://dex.example.com",
+                                                           "idp-certificate-authority": "ca.pem"}}}
+    users = _write(tmp_path / "users", "kc.yaml", {"apiVersion": "v1", "kind": "Config", "users": [
+        {"name": "prod", "user": oidc}]})
+    clusters = _write(tmp_path / "clusters", "kc.yaml", _doc("prod", "https://10.0.0.1:6443", user={}))
+    env.setenv("KUBECONFIG", os.pathsep.join([users, clusters]))
+    assert _auth(_connect()) == "Bearer oidc" and seen == [str(tmp_path / "users")]
+    seen.clear()
+    env.setenv("KUBECONFIG", clusters)
+    doc = _doc("prod", "https://10.0.0.1:6443")
+    del doc["users"], doc["contexts"][0]["context"]["user"]
+    _write(tmp_path / "clusters", "kc.yaml", doc)
+    assert _connect(token="t0k") and seen == []
+
+
+def test_a_certificate_authority_that_is_no_pem_is_an_invalid_kubeconfig(env, tmp_path):
+    (tmp_path / "ca.crt").write_text("apiVersion: v1\nkind: Config\n")   # the kubeconfig itself, by mistake
+    doc = _doc("prod", "https://10.0.0.1:6443")
+    doc["clusters"][0]["cluster"]["certificate-authority"] = str(tmp_path / "ca.crt")
+    with pytest.raises(KubeconfigError, match="^invalid kubeconfig: "):
+        _connect(kubeconfig=_write(tmp_path, "kc.yaml", doc))
+
+
+def test_a_clusters_proxy_url_is_read(env, tmp_path):
+    kc = _write(tmp_path, "kc.yaml", _doc("prod", "https://10.0.0.1:6443", cluster={"proxy-url": "http://proxy:3128"}))
+    assert _connect(kubeconfig=kc).client.creds.proxy_url == "http://proxy:3128"
+
+
+@pytest.mark.parametrize("flag", ["password", "client_certificate", "client_key"])
+def test_any_user_flag_stands_in_for_a_user_the_context_names_but_no_file_has(env, tmp_path, flag):
+    doc = _doc("prod", "https://10.0.0.1:6443")
+    doc["contexts"][0]["context"] = {"cluster": "prod", "user": "gone"}
+    kc = _write(tmp_path, "kc.yaml", doc)
+    try:
+        conn = _connect(kubeconfig=kc, **{flag: CA if flag.startswith("client") else "s3cr3t"})
+    except (KubeconfigError, kubeconfig.Refused) as exc:
+        assert "was not found" not in str(exc), exc   # refused for what the flag lacks, not for the user
+    else:
+        if flag == "password":
+            assert _auth(conn) == "Basic " + base64.b64encode(b":s3cr3t").decode()
+        else:
+            assert conn.client.creds.cert_file == CA or conn.client.creds.key_file == CA
