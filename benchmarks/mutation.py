@@ -119,10 +119,12 @@ def _results(session: str) -> tuple:
 
 
 def _forget_survivors(session: str) -> int:
-    """Mark the session's surviving mutants as not yet run, so that `exec` runs them (alone) with today's tests."""
+    """Mark the session's surviving mutants, and those that could not run (a timeout, a tree that vanished under
+    the worker), as not yet run, so that `exec` runs them (alone) with today's tests."""
     import sqlite3
     with sqlite3.connect(session) as db:
-        gone = [row[0] for row in db.execute("SELECT job_id FROM work_results WHERE test_outcome = 'SURVIVED'")]
+        gone = [row[0] for row in db.execute("SELECT job_id FROM work_results WHERE test_outcome = 'SURVIVED' "
+                                             "OR worker_outcome != 'NORMAL'")]
         db.executemany("DELETE FROM work_results WHERE job_id = ?", [(j,) for j in gone])
     return len(gone)
 
@@ -167,8 +169,9 @@ def main(argv=None) -> int:
     parser.add_argument("--list", action="store_true", help="list the groups and exit")
     parser.add_argument("--keep", metavar="DIR", help="keep each group's copy and session database under DIR")
     parser.add_argument("--survivors", action="store_true",
-                        help="with --keep: run again only the mutants that survived in the kept session, with the "
-                             "tests as they are now (the score is the whole session's)")
+                        help="with --keep: run again only the mutants that survived (or could not run) in the kept "
+                             "session, with the tests as they are now (the score is the whole session's); never "
+                             "while another run uses the same DIR")
     parser.add_argument("--only", metavar="F,G", help="mutate only these definitions of the groups' modules (e.g. "
                                                        "the ones a fix changed, after a full run)")
     args = parser.parse_args(argv)

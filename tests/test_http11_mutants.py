@@ -212,3 +212,53 @@ def test_host_header_for_a_default_port_and_ipv6():
 def test_sizes_at_each_unit_boundary():
     assert http11.size_text(1025) == "1 KiB" and http11.size_text((1 << 20) + 1) == "1 MiB"
     assert http11.size_text(3 << 10) == "3 KiB" and http11.size_text(5 << 20) == "5 MiB"
+
+
+def test_the_line_bound_is_http_clients():
+    import http.client
+    fill = http.client._MAXLINE - len(b"X-Fill: \r\n")
+    (_, headers, _, _), _ = _read(_head(b"X-Fill: " + b"a" * fill, b"Content-Length: 0"))
+    assert len(headers["x-fill"]) == fill
+
+
+def test_time_left_under_a_second_is_still_time():
+    left = http11.time_left(time.monotonic() + 0.5)
+    assert 0 < left <= 0.5
+
+
+def test_a_body_longer_than_small_integers_is_read_whole():
+    body = b'{"items":[' + b'{"kind":"Pod"},' * 70 + b'{}]}'
+    (_, _, got, _), rest = _read(_head(b"Content-Length: %d" % len(body)) + body + b"next")
+    assert got == body and rest == b"next"
+
+
+@pytest.mark.parametrize("coding", [b"br", b"aes128gcm", b"gzip", b"identity"])
+def test_any_last_coding_but_chunked_reads_until_close(coding):
+    (_, _, body, close), _ = _read(_head(b"Transfer-Encoding: " + coding) + b"3\r\nabc\r\n0\r\n\r\n")
+    assert body == b"3\r\nabc\r\n0\r\n\r\n" and close is True
+
+
+def test_refusals_quote_a_bounded_piece_of_what_came():
+    with pytest.raises(BadResponse) as err:
+        read_response(io.BytesIO(b"A" * 100 + b"\r\n"))
+    assert str(err.value) == f"not an HTTP/1.x answer: {b'A' * 80!r}"
+    with pytest.raises(BadResponse) as err:
+        _read(_head(b"Content-Length: " + b"9" * 30 + b"x" * 30))
+    assert str(err.value) == f"invalid Content-Length: {('9' * 30 + 'x' * 10)!r}"
+    with pytest.raises(BadResponse) as err:
+        _read(_head(b"Transfer-Encoding: chunked") + b"z" * 60 + b"\r\n")
+    assert str(err.value) == f"invalid chunk size: {b'z' * 40!r}"
+
+
+def test_closing_a_connection_whose_socket_already_failed_says_nothing():
+    class Broken:
+        def recv_into(self, buf):
+            raise ConnectionResetError("reset by peer")
+
+        def settimeout(self, t):
+            pass
+
+        def close(self):
+            raise OSError("bad file descriptor")
+
+    http11.Connection(Broken()).close()
