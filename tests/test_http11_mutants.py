@@ -262,3 +262,17 @@ def test_closing_a_connection_whose_socket_already_failed_says_nothing():
             raise OSError("bad file descriptor")
 
     http11.Connection(Broken()).close()
+
+
+def test_a_chunk_size_of_several_hex_digits():
+    chunk = b"x" * 0x1a
+    (_, _, body, _), rest = _read(_head(b"Transfer-Encoding: chunked") + b"1a\r\n" + chunk + b"\r\n0\r\n\r\nnext")
+    assert body == chunk and rest == b"next"
+
+
+@pytest.mark.parametrize("limit", [9, 10])
+def test_a_body_until_close_one_byte_over_an_odd_or_even_limit_is_refused(limit):
+    with pytest.raises(TooLarge):
+        _read(_head(b"Connection: close") + b"x" * (limit + 1), limit=limit)
+    (_, _, body, _), _ = _read(_head(b"Connection: close") + b"x" * limit, limit=limit)
+    assert body == b"x" * limit
