@@ -402,3 +402,12 @@ def test_any_user_flag_stands_in_for_a_user_the_context_names_but_no_file_has(en
             assert _auth(conn) == "Basic " + base64.b64encode(b":s3cr3t").decode()
         else:
             assert conn.client.creds.cert_file == CA or conn.client.creds.key_file == CA
+
+
+def test_an_empty_kubeconfig_file_outside_a_cluster_asks_for_a_context(env, tmp_path):
+    """kubectl with an empty KUBECONFIG file says the configuration is incomplete, not that there is none."""
+    empty = tmp_path / "empty.yaml"
+    empty.write_text("")
+    env.setenv("KUBECONFIG", str(empty))
+    with pytest.raises(KubeconfigError, match="no context chosen"):
+        _connect()
