@@ -276,3 +276,25 @@ def test_a_body_until_close_one_byte_over_an_odd_or_even_limit_is_refused(limit)
         _read(_head(b"Connection: close") + b"x" * (limit + 1), limit=limit)
     (_, _, body, _), _ = _read(_head(b"Connection: close") + b"x" * limit, limit=limit)
     assert body == b"x" * limit
+
+
+def test_a_line_one_byte_over_http_clients_bound_is_refused():
+    import http.client
+    fill = http.client._MAXLINE + 1 - len(b"X-Fill: \r\n")
+    with pytest.raises(BadResponse, match="longer than 64 KiB"):
+        _read(_head(b"X-Fill: " + b"a" * fill, b"Content-Length: 0"))
+
+
+def test_host_header_compares_port_numbers_by_value():
+    port = int("6443")   # a port read from a URL is a new int, not the literal's object
+    assert http11.host_header("api.example", port, int("6443")) == "api.example"
+
+
+def test_close_closes_the_socket():
+    a, b = socket.socketpair()
+    try:
+        conn = http11.Connection(a)
+        conn.close()
+        assert a.fileno() == -1
+    finally:
+        b.close()
