@@ -43,7 +43,8 @@ GROUPS = [
     # mutants in all; get's deadline and retry arithmetic, open_spares, close and _describe are left out)
     ("transport", ["kubectl_gpudoctor/collect/transport.py::basic_auth,mask_url,endpoint,tls_context,_proxy_context,"
                    "__init__,_library,_connect,_decoded,_retry_after"],
-     ["tests/test_transport_security.py", "tests/test_kubeconfig_mutants.py", "tests/test_transport_paging.py",
+     ["tests/test_transport_mutants.py", "tests/test_transport_security.py", "tests/test_kubeconfig_mutants.py",
+      "tests/test_transport_paging.py",
       "tests/test_transport_proxy.py", "tests/test_transport_limits.py", "tests/test_http11.py"]),
     # kubeconfig: precedence, the context, cluster and user chosen, the flags over them (insecure, CA, server),
     # which credentials go where, header values (264 mutants in all; bearer_case, _in_cluster, _read's wording
