@@ -21,3 +21,19 @@ def test_a_gzip_answer_using_the_whole_window_decodes():
     pod = bytes(rng.randrange(256) for _ in range(20000))
     body = pod + b'},{"kind":"Pod"' + pod
     assert transport._decoded({"content-encoding": "gzip"}, gzip.compress(body), 1 << 20) == body
+
+
+def test_a_content_coding_not_asked_for_is_refused_by_name():
+    import pytest
+    from kubectl_gpudoctor.collect import http11
+    with pytest.raises(http11.BadResponse, match="content coding 'zstd'"):
+        transport._decoded({"content-encoding": "zstd"}, b"(\xb5/\xfd", 1 << 20)
+
+
+def test_a_gzip_answer_just_under_the_limit_decodes_and_one_byte_over_does_not():
+    import pytest
+    from kubectl_gpudoctor.collect import http11
+    body = b'{"kind":"PodList","items":[' + b'{"kind":"Pod"},' * 600 + b'{}]}'
+    assert transport._decoded({"content-encoding": "gzip"}, gzip.compress(body), len(body)) == body
+    with pytest.raises(http11.TooLarge):
+        transport._decoded({"content-encoding": "gzip"}, gzip.compress(body), len(body) - 1)
