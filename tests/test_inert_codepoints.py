@@ -61,3 +61,74 @@ def test_a_report_is_neutralised_to_its_depth_bound_and_cut_below_it():
     assert _leaf(neutral(_nested(MAX_DEPTH + 1, "\x1b]0;x\x07"))[0]) == "…"   # never passed on raw
     doc, masked = neutral({"a": "token hf_" + "a" * 34, "b": ["token hf_" + "a" * 34], "n": 3, "z": None})
     assert masked == 2 and doc["n"] == 3 and doc["z"] is None and "hf_" not in doc["a"] + doc["b"][0]
+
+
+def test_a_dict_at_the_depth_bound_keeps_neither_its_keys_nor_its_values():
+    """A key lies one level below its dict, as its value does: past the bound both are cut (a report never
+    nests this deep; what does is cut, never passed on)."""
+    from kubectl_gpudoctor.safety.sanitize import MAX_DEPTH, neutral
+    doc = "leaf"
+    for _ in range(MAX_DEPTH + 1):
+        doc = {"\x1b[2Jk": doc}
+    out = neutral(doc)[0]
+    for _ in range(MAX_DEPTH):
+        assert list(out) == ["\\x1b[2Jk"]
+        out = out["\\x1b[2Jk"]
+    assert out == {"…": "…"}
+
+
+def test_records_are_neutralised_field_by_field_to_the_depth_bound_and_cut_below_it():
+    from kubectl_gpudoctor.record import record
+    from kubectl_gpudoctor.safety.sanitize import MAX_DEPTH, neutral
+
+    @record
+    class Part:
+        message: str
+        inner: object = None
+
+    def chain(n):
+        doc = Part("\x1b]0;owned\x07")
+        for _ in range(n):
+            doc = Part("ok", doc)
+        return doc
+
+    def deepest(doc):
+        while isinstance(doc.inner, Part):
+            doc = doc.inner
+        return doc
+
+    assert deepest(neutral(chain(MAX_DEPTH - 1))[0]).message == "\\x1b]0;owned\\x07"   # the message at depth 50
+    assert deepest(neutral(chain(MAX_DEPTH))[0]).message == "…"                        # at 51: cut
+    assert neutral(chain(3))[0].inner.message == "ok"
+
+
+def test_lists_and_tuples_alone_reach_the_depth_bound_too():
+    from kubectl_gpudoctor.safety.sanitize import MAX_DEPTH, neutral
+    for kind in (list, tuple):
+        doc = "\x1b]0;owned\x07"
+        for _ in range(MAX_DEPTH):
+            doc = kind([doc])
+        out = neutral(doc)[0]
+        deeper = neutral(kind([doc]))[0]
+        for _ in range(MAX_DEPTH):
+            assert type(out) is kind and type(deeper) is kind
+            out, deeper = out[0], deeper[0]
+        assert out == "\\x1b]0;owned\\x07" and deeper == kind(["…"])
+
+
+def test_values_that_are_neither_text_nor_containers_pass_as_they_are():
+    from enum import Enum
+
+    from kubectl_gpudoctor.record import record
+    from kubectl_gpudoctor.safety.sanitize import neutral
+
+    @record
+    class Part:
+        message: str
+
+    class Health(Enum):
+        FAILING = "failing"
+
+    doc = {"type": Part, "health": Health.FAILING, "raw": b"\x1b[2J", "ids": frozenset({1}), "ok": True, "n": 1.5}
+    out = neutral(doc)[0]
+    assert out == doc and out["type"] is Part and out["health"] is Health.FAILING

@@ -251,21 +251,20 @@ def for_bundle(obj: dict) -> dict:
     return out
 
 
-def _hide_named_values(node, depth: int = 0) -> None:
+def _hide_named_values(node) -> None:
     """Every container list, wherever a pod template sits in the object: env values by their names, and the
-    settings inside values and arguments by theirs."""
-    if depth > 40:
-        return
+    settings inside values and arguments by theirs. The node is _masked_tree's copy, cut 101 levels down: the
+    walk needs no bound of its own (one of 40 left templates nested deeper with their named values shown)."""
     if isinstance(node, dict):
         for key, value in node.items():
             if key in ("containers", "initContainers", "ephemeralContainers") and isinstance(value, list):
                 for c in value:
                     if isinstance(c, dict):
                         _hide_in_container(c)
-            _hide_named_values(value, depth + 1)
+            _hide_named_values(value)
     elif isinstance(node, list):
         for item in node:
-            _hide_named_values(item, depth + 1)
+            _hide_named_values(item)
 
 
 def _hide_in_container(c: dict) -> None:
