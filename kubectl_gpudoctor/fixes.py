@@ -203,24 +203,54 @@ def _headed(snippet: str, container: Optional[str]) -> str:
 def where(ft: FixTarget, container: Optional[str] = None, at: Optional[str] = None, pods: bool = True) -> str:
     """One sentence: the object to change, how (kubectl edit, Helm values, Git) and why not the pod. `at` names the
     place when the caller knows the field; `pods` is false for a workload whose pods admission never let exist."""
-    ns, pod = ft.namespace, name(ft.pod)
     if ft.bare:
-        return (f"Pod {pod} has no controller and a running pod's spec cannot be changed in place: save it "
-                f"(`kubectl get pod {pod} -n {ns} -o yaml > {pod}.yaml`), make the change there, then delete and "
-                f"re-create it (`kubectl replace --force -f {pod}.yaml`).")
+        return _bare_where(ft)
     added = injected(ft, container)
     if added:
-        hooks = ft.webhooks
-        named = (f": {', '.join(hooks)}" if hooks else f" ({ft.webhook_gap})" if ft.webhook_gap else
-                 " (none of the MutatingWebhookConfigurations read matches it)" if ft.webhook_gap is None else "")
-        return (f"Where: not in {added.what}'s pod template — container {container} is not there, so a mutating "
-                f"admission webhook added it when the pod was created{named}. Change what that webhook injects (its "
-                f"operator's configuration or the annotations it reads on {ft.top.what}), not the template.")
-    at = at or ft.place(container)
+        return _injected_where(ft, added, container)
+    at, known = at or ft.place(container), _known(ft)
+    managed = _managed_where(ft, at, known)
+    if managed:
+        return managed
+    if ft.recreated:
+        return _recreated_where(ft, at, known)
+    if ft.top.kind == "ClusterPolicy":
+        ds = next((ln.what for ln in ft.chain if ln.kind == "DaemonSet"), "its DaemonSet")
+        return (f"Where: {at}{known} — not {ds} or the pod: the GPU operator renders {ds} from it and reverts a "
+                f"direct edit: `{ft.edit_command()}`.")
+    if not pods:
+        return (f"Where: {at}{known}: `{ft.edit_command()}`; its controller retries creating the pods on its own once "
+                f"admission accepts them.")
+    return (f"Where: {at}{known} — not the pod, which {ft.top.kind} re-creates from it: `{ft.edit_command()}`.")
+
+
+def _bare_where(ft: FixTarget) -> str:
+    ns, pod = ft.namespace, name(ft.pod)
+    return (f"Pod {pod} has no controller and a running pod's spec cannot be changed in place: save it "
+            f"(`kubectl get pod {pod} -n {ns} -o yaml > {pod}.yaml`), make the change there, then delete and "
+            f"re-create it (`kubectl replace --force -f {pod}.yaml`).")
+
+
+def _injected_where(ft: FixTarget, added, container: Optional[str]) -> str:
+    hooks = ft.webhooks
+    named = (f": {', '.join(hooks)}" if hooks else f" ({ft.webhook_gap})" if ft.webhook_gap else
+             " (none of the MutatingWebhookConfigurations read matches it)" if ft.webhook_gap is None else "")
+    return (f"Where: not in {added.what}'s pod template — container {container} is not there, so a mutating "
+            f"admission webhook added it when the pod was created{named}. Change what that webhook injects (its "
+            f"operator's configuration or the annotations it reads on {ft.top.what}), not the template.")
+
+
+def _known(ft: FixTarget) -> str:
+    """How the object to edit is known, when not from reading it: ` (… named by the pod's owner references …)`."""
+    pod = name(ft.pod)
     whose = "the pod's" if (ft.pod.get("kind") or "Pod") == "Pod" else f"{ft.pod.get('kind')} {pod}'s"
-    known = f" ({ft.top.what} named by {whose} owner references and labels, not read)" if ft.known_by_reference \
+    return f" ({ft.top.what} named by {whose} owner references and labels, not read)" if ft.known_by_reference \
         else f" ({ft.top.kind}: {ft.top.known})" if ft.top.known else ""
-    tool = ft.manager
+
+
+def _managed_where(ft: FixTarget, at: str, known: str) -> Optional[str]:
+    """The sentence for an object Argo CD, Flux or Helm owns (a direct edit is reverted); None for others."""
+    tool, ns = ft.manager, ft.namespace
     if tool and tool[0] == "argocd":
         return (f"Where: {at}{known}. Argo CD manages it (application {tool[1]}, {tool[2]}): make the change in Git; "
                 f"a kubectl edit is reverted at the next sync.")
@@ -235,21 +265,16 @@ def where(ft: FixTarget, container: Optional[str] = None, at: Optional[str] = No
         return (f"Where: {at}{known}. It belongs to Helm release {rel} ({tool[2]}): set it in the release's values "
                 f"(`helm get values {rel} -n {ns} -o yaml > values.yaml`, change it there, then `helm upgrade {rel} "
                 f"{chart} -n {ns} -f values.yaml`); a kubectl edit is reverted at the next upgrade.")
-    if ft.recreated:
-        resource, scope = ft.resource()
-        top, queue = ft.top.name, kueue_queue(ft)
-        queued = f" Kueue admits the new one through LocalQueue {queue} again (quota permitting)." if queue else ""
-        return (f"Where: {at}{known}, not the pod. A {ft.top.kind}'s pod template is fixed once it runs: save it "
-                f"(`kubectl get {resource} {top}{scope} -o yaml > {top}.yaml`), make the change there, then re-create "
-                f"it (`kubectl replace --force -f {top}.yaml`).{queued}")
-    if ft.top.kind == "ClusterPolicy":
-        ds = next((ln.what for ln in ft.chain if ln.kind == "DaemonSet"), "its DaemonSet")
-        return (f"Where: {at}{known} — not {ds} or the pod: the GPU operator renders {ds} from it and reverts a "
-                f"direct edit: `{ft.edit_command()}`.")
-    if not pods:
-        return (f"Where: {at}{known}: `{ft.edit_command()}`; its controller retries creating the pods on its own once "
-                f"admission accepts them.")
-    return (f"Where: {at}{known} — not the pod, which {ft.top.kind} re-creates from it: `{ft.edit_command()}`.")
+    return None
+
+
+def _recreated_where(ft: FixTarget, at: str, known: str) -> str:
+    resource, scope = ft.resource()
+    top, queue = ft.top.name, kueue_queue(ft)
+    queued = f" Kueue admits the new one through LocalQueue {queue} again (quota permitting)." if queue else ""
+    return (f"Where: {at}{known}, not the pod. A {ft.top.kind}'s pod template is fixed once it runs: save it "
+            f"(`kubectl get {resource} {top}{scope} -o yaml > {top}.yaml`), make the change there, then re-create "
+            f"it (`kubectl replace --force -f {top}.yaml`).{queued}")
 
 
 def workload_target(ev, wl: dict) -> FixTarget:
@@ -290,53 +315,82 @@ def patch_command(ft: FixTarget, field: str, value: str) -> Optional[str]:
 def storage_where(ft: FixTarget) -> Tuple[str, str]:
     """(one paragraph, commands) for KServe's storage-initializer: not the pod template (KServe's webhook adds it), but
     the InferenceService's storageUri and the ServiceAccount whose Secrets KServe hands it (data/kserve_storage.py)."""
-    st, ns, pod = ft.storage, ft.namespace, name(ft.pod)
-    isvc, comp = st.isvc, st.section.rsplit(".", 1)[-1]
-    res = resource_of(isvc)[0]
-    keys, needs = ks.SCHEMES.get(st.scheme, ((), ""))
-    needs = needs.format(prefix=st.prefix)
-    sa_field = f"{st.section}.serviceAccountName"
-    told = (f"{isvc.what}'s {sa_field} names it" if st.account_set else f"{isvc.what} sets no {sa_field}, so "
-            f"{st.operator} read `default`")
+    st, ns = ft.storage, ft.namespace
+    keys = ks.SCHEMES.get(st.scheme, ((), ""))[0]
     text = (f"Where: not in the pod template — {st.operator}'s webhook adds init container {ks.NAME} to download "
-            f"{st.uri or 'its model'} ({isvc.what}, {st.path})")
+            f"{st.uri or 'its model'} ({st.isvc.what}, {st.path})")
     killed = _storage_killed(ft)
     if killed:   # a download that ran out of memory: its credentials worked, its resources are KServe's
         return _storage_resources(ft, text, killed)
     if not keys:   # pvc://, oci://, a public URL: nothing to authenticate, the URI itself is what to fix
-        return text + f". Fix that URI: `kubectl edit {res} {isvc.name} -n {ns}`.", ""
-    text += (f", with credentials only from the Secrets that ServiceAccount {st.account} lists ({told}); an env var on "
-             f"the model container does not reach it.")
-    again = f"then delete the pod so that the webhook injects it again (`kubectl delete pod {pod} -n {ns}`)"
+        return text + f". Fix that URI: `kubectl edit {resource_of(st.isvc)[0]} {st.isvc.name} -n {ns}`.", ""
+    text += (f", with credentials only from the Secrets that ServiceAccount {st.account} lists ({_account_told(st)}); "
+             f"an env var on the model container does not reach it.")
     if st.blank:
-        env, ann = st.blank[0]
-        secret = st.attached[0][0] if st.attached else None
-        on = f"Secret {secret}" if secret else f"ServiceAccount {st.account}"
-        kind = "secret" if secret else "serviceaccount"
-        return text + (f" {env} is empty: {st.operator} sets it from annotation {st.prefix}/{ann} on {on}; set it there, "
-                       f"{again}."), (f"kubectl annotate {kind} {secret or st.account} -n {ns} "
-                                      f"{st.prefix}/{ann}=<endpoint host:port> --overwrite")
+        return _storage_blank(ft, text)
     if st.attached:
         names = ", ".join(sorted({s for s, _ in st.attached}))
         return text + (f" {st.operator} passed it Secret {names} through that account: fix the credentials in it (keys "
-                       f"{', '.join(keys)}; {needs}), {again}."), ""
+                       f"{', '.join(keys)}; {_needs(st)}), {_again(ft)}."), ""
+    return _storage_account(ft, text)
+
+
+def _needs(st) -> str:
+    return ks.SCHEMES.get(st.scheme, ((), ""))[1].format(prefix=st.prefix)
+
+
+def _account_told(st) -> str:
+    """How the storage-initializer's ServiceAccount was chosen: named by the InferenceService, or `default`."""
+    sa_field = f"{st.section}.serviceAccountName"
+    return (f"{st.isvc.what}'s {sa_field} names it" if st.account_set else f"{st.isvc.what} sets no {sa_field}, so "
+            f"{st.operator} read `default`")
+
+
+def _again(ft: FixTarget) -> str:
+    ns, pod = ft.namespace, name(ft.pod)
+    return f"then delete the pod so that the webhook injects it again (`kubectl delete pod {pod} -n {ns}`)"
+
+
+def _storage_blank(ft: FixTarget, text: str) -> Tuple[str, str]:
+    """An S3 setting KServe injected empty: the annotation it reads it from, on the Secret or the ServiceAccount."""
+    st, ns = ft.storage, ft.namespace
+    env, ann = st.blank[0]
+    secret = st.attached[0][0] if st.attached else None
+    on = f"Secret {secret}" if secret else f"ServiceAccount {st.account}"
+    kind = "secret" if secret else "serviceaccount"
+    return text + (f" {env} is empty: {st.operator} sets it from annotation {st.prefix}/{ann} on {on}; set it there, "
+                   f"{_again(ft)}."), (f"kubectl annotate {kind} {secret or st.account} -n {ns} "
+                                       f"{st.prefix}/{ann}=<endpoint host:port> --overwrite")
+
+
+def _storage_account(ft: FixTarget, text: str) -> Tuple[str, str]:
+    """No Secret reached the storage-initializer: list one in its ServiceAccount, or give the component one."""
+    st, ns, pod = ft.storage, ft.namespace, name(ft.pod)
+    keys = ks.SCHEMES.get(st.scheme, ((), ""))[0]
     secret, key = st.candidates[0] if st.candidates else ("storage-config", keys[0])
     have = (f"Secret {secret} (container {_reader(ft, secret)} reads it)" if st.candidates else
             f"a Secret, e.g. {secret} as KServe's docs name it,")
     renamed = f" under key {keys[0]} ({st.operator} reads no other key; {secret} holds it as {key})" \
         if st.candidates and key not in keys else \
-        f" with key{'s' if len(keys) > 1 else ''} {', '.join(keys)}" + (f" and {needs}" if st.scheme == "s3" else "")
+        f" with key{'s' if len(keys) > 1 else ''} {', '.join(keys)}" + (f" and {_needs(st)}" if st.scheme == "s3" else "")
     patch = f"kubectl patch serviceaccount {{sa}} -n {ns} -p '{{{{\"secrets\":[{{{{\"name\":\"{secret}\"}}}}]}}}}'"
     create = [] if st.candidates else [f"kubectl create secret generic {secret} -n {ns} "
                                        + " ".join(f"--from-literal={k}=<{k.lower().replace('_', '-')}>" for k in keys)]
     if st.account_set:
-        return text + (f" List {have}{renamed} in ServiceAccount {st.account}'s secrets, {again}."), \
+        return text + (f" List {have}{renamed} in ServiceAccount {st.account}'s secrets, {_again(ft)}."), \
             "\n".join(create + [patch.format(sa=st.account), f"kubectl delete pod {pod} -n {ns}"])
-    sa = f"{isvc.name}-storage"
+    return _storage_new_account(ft, text, have + renamed, create, patch)
+
+
+def _storage_new_account(ft: FixTarget, text: str, have: str, create: list, patch: str) -> Tuple[str, str]:
+    """The InferenceService names no ServiceAccount: create `<isvc>-storage` and name it in the component."""
+    st, ns = ft.storage, ft.namespace
+    isvc, comp, sa_field = st.isvc, st.section.rsplit(".", 1)[-1], f"{st.section}.serviceAccountName"
+    sa, res = f"{isvc.name}-storage", resource_of(isvc)[0]
     commands = "\n".join(create + [f"kubectl create serviceaccount {sa} -n {ns}", patch.format(sa=sa),
                           f"kubectl patch {res} {isvc.name} -n {ns} --type=merge -p '{_nested(st.section, sa)}'"])
     managed = f" ({isvc.what} comes from {ft.manager[0]} {ft.manager[1]}: set {sa_field} there)" if ft.manager else ""
-    return text + (f" Give the {comp} a ServiceAccount that lists {have}{renamed}, and name it in {sa_field}"
+    return text + (f" Give the {comp} a ServiceAccount that lists {have}, and name it in {sa_field}"
                    f"{managed}: its new pod gets the {'token' if st.scheme == 'hf' else 'credentials'}."), commands
 
 

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import json
 import re
-from typing import List, Optional, Tuple
+from typing import TYPE_CHECKING, List, Optional, Tuple
 
 from ..record import field, record
 from .objects import annotations, controller_of, labels, meta, name, spec
+
+if TYPE_CHECKING:
+    from .storageinit import StorageInit
 
 # API group -> kind -> (the name `kubectl edit` takes, namespaced). Groups are part of the key because kinds repeat
 # across groups (Volcano's Job, Knative's Service).
@@ -175,6 +178,7 @@ def fix_target(ev, pod: Optional[dict]) -> Optional[FixTarget]:
         chain.append(policy)
     top = chain[-1] if chain else Link("Pod", name(pod), "v1", pod)
     ft = FixTarget(pod=pod, top=top, chain=chain, manager=management(chain[::-1], pod))
+    from .storageinit import storage_init
     ft.storage = storage_init(pod, chain)
     if any(injected(ft, c.get("name")) for part in ("containers", "initContainers") for c in spec(pod).get(part) or []):
         gap = None if ev.all("MutatingWebhookConfiguration") else ev.gap(WEBHOOKS)
@@ -448,6 +452,10 @@ def _kserve_section(link: Link, pod: dict) -> str:
     return f"spec.{comp}"
 
 
+def _map(value) -> dict:
+    return value if isinstance(value, dict) else {}
+
+
 def _dig(obj: Optional[dict], path: str) -> dict:
     for key in path.split("."):
         obj = _map((obj or {}).get(key))
@@ -527,86 +535,6 @@ def mutating_webhooks(ev, pod: dict) -> List[str]:
                 out.append(f"{name(cfg)} (webhook {hook.get('name')})")
                 break
     return out[:4]
-
-
-# --- KServe's storage-initializer (data/kserve_storage.py) ---------------------------------------------------------
-
-@record
-class StorageInit:
-    """Where the model download of KServe's injected storage-initializer is configured: the InferenceService's
-    storageUri, and the ServiceAccount whose Secrets KServe turns into its credentials."""
-    isvc: Link
-    path: str                 # the storageUri's field path inside the InferenceService
-    section: str              # the component's path: spec.predictor (v1alpha2: spec.default.predictor)
-    uri: str
-    account: str              # the pod's ServiceAccount: the one KServe read
-    account_set: bool         # named by the InferenceService (else KServe fell back to `default`)
-    attached: List[Tuple[str, str]] = field(default_factory=list)    # (Secret, key) KServe injected from it
-    candidates: List[Tuple[str, str]] = field(default_factory=list)  # (Secret, key) other containers read
-    blank: List[Tuple[str, str]] = field(default_factory=list)       # (env, annotation) injected empty
-
-    @property
-    def scheme(self) -> str:
-        return self.uri.split("://", 1)[0].lower() if "://" in self.uri else ""
-
-    @property
-    def operator(self) -> str:
-        return "KFServing" if self.isvc.group == "serving.kubeflow.org" else "KServe"
-
-    @property
-    def prefix(self) -> str:
-        """The annotation prefix KServe (or KFServing) reads: `serving.kserve.io`."""
-        return self.isvc.group or "serving.kserve.io"
-
-
-def _map(value) -> dict:
-    return value if isinstance(value, dict) else {}
-
-
-def _text(value) -> str:
-    return value if isinstance(value, str) else ""
-
-
-def storage_init(pod: dict, chain: List[Link]) -> Optional[StorageInit]:
-    """The storage-initializer KServe added to this pod, with what configures it; None for other pods."""
-    from ..data import kserve_storage as ks
-    init = next((c for c in spec(pod).get("initContainers") or [] if c.get("name") == ks.NAME), None)
-    isvc = next((ln for ln in chain if ln.kind == "InferenceService" and ln.group in ks.GROUPS), None)
-    if init is None or isvc is None:
-        return None
-    comp, where = _kserve_component(labels(pod)), _kserve_section(isvc, pod)
-    section = _dig(isvc.obj, where)   # a custom resource: no schema checked its shape
-    if _v1alpha2(isvc):
-        key = next((k for k in _V1ALPHA2_MODEL_KEYS if k in section), None)
-    else:
-        key = _kserve_model_key(isvc.obj) if comp == "predictor" else None
-    model = _map(section.get(key)) if key else {}
-    ann = annotations(pod)
-    uri = (_text(model.get("storageUri")) or next((ann[a] for a in ks.SOURCE_ANNOTATIONS if ann.get(a)), None)
-           or _text(next(iter(init.get("args") or []), "")) or "")
-    if isvc.obj is None and isvc.group != "serving.kserve.io":
-        key = None   # KFServing's framework keys (tensorflow, triton…): which one is not known without the object
-    path = f"{where}.{key}.storageUri" if key else f"{where}'s storageUri"
-    account = _text(spec(pod).get("serviceAccountName")) or _text(spec(pod).get("serviceAccount")) or "default"
-    attached, blank = [], []
-    for e in init.get("env") or []:
-        ref = ((e.get("valueFrom") or {}).get("secretKeyRef") or {})
-        if ref.get("name"):
-            attached.append((ref["name"], ref.get("key") or e.get("name") or ""))
-        elif e.get("name") in ks.S3_SETTINGS and not str(e.get("value") or "").strip() and "valueFrom" not in e:
-            blank.append((e["name"], ks.S3_SETTINGS[e["name"]]))
-    wanted = set(ks.SCHEMES.get(uri.split("://", 1)[0].lower() if "://" in uri else "", ((),))[0])
-    candidates = []
-    for c in spec(pod).get("containers") or []:
-        for e in c.get("env") or []:
-            ref = ((e.get("valueFrom") or {}).get("secretKeyRef") or {})
-            pair = (ref.get("name"), ref.get("key"))
-            if pair[0] and (pair[1] in wanted or e.get("name") in wanted) and pair not in candidates:
-                candidates.append(pair)
-    return StorageInit(isvc=isvc, path=path, section=where, uri=uri, account=account,
-                       account_set=bool(section.get("serviceAccountName")) if isvc.obj is not None
-                       else account != "default",
-                       attached=attached, candidates=candidates, blank=blank)
 
 
 # --- objects an operator generates for its workload ---------------------------------------------------------------

@@ -51,51 +51,80 @@ def oom_killed(ev):
     or by the kernel's name for it (pt_data_worker). The log line alone is not enough (app-error quotes it as a clue)."""
     for c, cs, init in podstate.all_container_states(ev.pod):
         term = podstate.latest_termination(cs)
-        at_start = term.get("reason") != "OOMKilled" and event_sigs.search(term.get("message") or "", "oom-killed")
+        at_start = _oom_at_start(term)
         if stopped_sidecar(ev.pod, c, init):
             continue
         limit = ((c.get("resources") or {}).get("limits") or {}).get("memory")
-        if not (term.get("reason") == "OOMKilled" or at_start):
-            child = _child_oom(ev, c, cs, term, limit)
-            if child:
-                return child
-            continue
         if at_start:
-            suggested, comment = mem.init_oom_sizing(limit)
-            return Hit(f"Container {c['name']} never started: the runtime's init process was OOM-killed by its memory "
-                       f"limit ({format_bytes(limit) if limit else 'none set'}), before the command ran.",
-                       [status_line(c["name"], where(cs, term), term)],
-                       values={"container": c["name"], "suggested": suggested, "sizing": comment})
-        ran = seconds_between(term.get("startedAt"), term.get("finishedAt"))
-        restarts = int(cs.get("restartCount") or 0)
-        who = ("Init container " if init else "Container ") + c["name"]
-        if ran is not None and ran < STARTUP_WINDOW_S:
-            pattern = "a start-up peak (it dies within minutes of starting" + (", repeatedly)" if restarts > 1 else ")")
-        else:
-            pattern = f"steady growth (it ran {human_duration(ran)} before reaching the limit: a leak or a growing cache)"
-        if limit:
-            head = f"{who} was OOMKilled {human_duration(ran)} after start (limit {format_bytes(limit)})"
-        else:
-            head = (f"{who} was OOMKilled {human_duration(ran)} after start with no memory limit: the node ran out "
-                    f"of memory and the kernel chose it")
-        summary = head + (f" — {restarts} restart{'s' if restarts != 1 else ''}" if restarts else "")
-        suggested, comment, held, seen = mem.sizing(ev, c, term, limit, ran if ran and ran >= STARTUP_WINDOW_S else None)
-        lines = [status_line(c["name"], where(cs, term), term)] + seen
-        text, previous = run_log(ev, c["name"], cs, term)
-        if text:
-            lines += [Line("log", log_ref(ev, c["name"], previous, "last line before the kill"), l[:300])
-                      for l in last_lines(text, 1)]
-        fix = None if limit else ("Set requests.memory and limits.memory of container $container to "
-                                  + ("$suggested, its peak at the kill + 25%," if suggested != mem.MEASURE else
-                                     "its measured peak (the snippet says how to measure it)")
-                                  + " so the scheduler reserves it.")
-        up = seconds_between(((cs.get("state") or {}).get("running") or {}).get("startedAt"), ev.now())
-        old = not recent(ev, cs) and up is not None and (up >= SETTLED_S or ran is not None and up > 2 * max(ran, STARTUP_WINDOW_S))
-        note = f" Running and Ready for {human_duration(up)} since: a past kill to watch." if old else ""
-        return Hit(f"{summary}. The pattern is {pattern}.{held}{note}", lines, fix=fix, summary=summary,
-                   severity="warning" if old else None,
-                   values={"container": c["name"], "suggested": suggested, "sizing": comment})
+            return _start_oom(c, cs, term, limit)
+        if term.get("reason") == "OOMKilled":
+            return _oom_hit(ev, c, cs, init, term, limit)
+        child = _child_oom(ev, c, cs, term, limit)
+        if child:
+            return child
     return _init_oom_while_creating(ev)
+
+
+def _oom_at_start(term: dict) -> bool:
+    """The runtime's words for an init process OOM-killed before the command ran (StartError, not OOMKilled)."""
+    return bool(term.get("reason") != "OOMKilled" and event_sigs.search(term.get("message") or "", "oom-killed"))
+
+
+def _start_oom(c, cs, term, limit):
+    suggested, comment = mem.init_oom_sizing(limit)
+    return Hit(f"Container {c['name']} never started: the runtime's init process was OOM-killed by its memory "
+               f"limit ({format_bytes(limit) if limit else 'none set'}), before the command ran.",
+               [status_line(c["name"], where(cs, term), term)],
+               values={"container": c["name"], "suggested": suggested, "sizing": comment})
+
+
+def _oom_hit(ev, c, cs, init, term, limit):
+    ran = seconds_between(term.get("startedAt"), term.get("finishedAt"))
+    restarts = int(cs.get("restartCount") or 0)
+    summary = _oom_summary(("Init container " if init else "Container ") + c["name"], ran, restarts, limit)
+    suggested, comment, held, seen = mem.sizing(ev, c, term, limit, ran if ran and ran >= STARTUP_WINDOW_S else None)
+    lines = [status_line(c["name"], where(cs, term), term)] + seen + _last_log_line(ev, c, cs, term)
+    up = _settled_for(ev, cs, ran)
+    note = f" Running and Ready for {human_duration(up)} since: a past kill to watch." if up is not None else ""
+    return Hit(f"{summary}. The pattern is {_oom_pattern(ran, restarts)}.{held}{note}", lines,
+               fix=_unlimited_fix(suggested) if not limit else None, summary=summary,
+               severity="warning" if up is not None else None,
+               values={"container": c["name"], "suggested": suggested, "sizing": comment})
+
+
+def _oom_pattern(ran, restarts: int) -> str:
+    if ran is not None and ran < STARTUP_WINDOW_S:
+        return "a start-up peak (it dies within minutes of starting" + (", repeatedly)" if restarts > 1 else ")")
+    return f"steady growth (it ran {human_duration(ran)} before reaching the limit: a leak or a growing cache)"
+
+
+def _oom_summary(who: str, ran, restarts: int, limit) -> str:
+    if limit:
+        head = f"{who} was OOMKilled {human_duration(ran)} after start (limit {format_bytes(limit)})"
+    else:
+        head = (f"{who} was OOMKilled {human_duration(ran)} after start with no memory limit: the node ran out "
+                f"of memory and the kernel chose it")
+    return head + (f" — {restarts} restart{'s' if restarts != 1 else ''}" if restarts else "")
+
+
+def _last_log_line(ev, c, cs, term) -> list:
+    text, previous = run_log(ev, c["name"], cs, term)
+    return [Line("log", log_ref(ev, c["name"], previous, "last line before the kill"), l[:300])
+            for l in last_lines(text, 1)] if text else []
+
+
+def _unlimited_fix(suggested) -> str:
+    return ("Set requests.memory and limits.memory of container $container to "
+            + ("$suggested, its peak at the kill + 25%," if suggested != mem.MEASURE else
+               "its measured peak (the snippet says how to measure it)")
+            + " so the scheduler reserves it.")
+
+
+def _settled_for(ev, cs, ran):
+    """How long the container has run since the kill, when that makes the kill history (SETTLED_S); else None."""
+    up = seconds_between(((cs.get("state") or {}).get("running") or {}).get("startedAt"), ev.now())
+    old = not recent(ev, cs) and up is not None and (up >= SETTLED_S or ran is not None and up > 2 * max(ran, STARTUP_WINDOW_S))
+    return up if old else None
 
 
 def _child_oom(ev, c, cs, term, limit):
