@@ -37,3 +37,96 @@ def test_a_gzip_answer_just_under_the_limit_decodes_and_one_byte_over_does_not()
     assert transport._decoded({"content-encoding": "gzip"}, gzip.compress(body), len(body)) == body
     with pytest.raises(http11.TooLarge):
         transport._decoded({"content-encoding": "gzip"}, gzip.compress(body), len(body) - 1)
+
+
+def test_a_server_without_a_port_gets_its_schemes_and_a_bad_port_is_refused():
+    import pytest
+    assert transport.endpoint("https://api.example.internal") == ("https", "api.example.internal", 443, "")
+    assert transport.endpoint("HTTP://api.example.internal/") == ("http", "api.example.internal", 80, "")
+    with pytest.raises(transport.Refused, match="invalid port"):
+        transport.endpoint("https://api.example.internal:99999")
+
+
+def test_retry_after_is_for_429_and_5xx_only():
+    """client-go: a 429 or any 5xx with an integer Retry-After; a 451 or 499 with one is not retried."""
+    assert transport._retry_after(500, {"retry-after": "2"}) == 2
+    assert transport._retry_after(451, {"retry-after": "2"}) is None
+    assert transport._retry_after(499, {"retry-after": "2"}) is None
+
+
+def test_a_coding_that_sorts_before_gzip_is_refused_by_name_and_a_long_one_shown_cut():
+    import pytest
+    from kubectl_gpudoctor.collect import http11
+    with pytest.raises(http11.BadResponse, match="content coding 'br'"):
+        transport._decoded({"content-encoding": "br"}, b"\x0b\x02\x80", 1 << 20)
+    long = "x-vendor-" + "c" * 60
+    with pytest.raises(http11.BadResponse) as exc:
+        transport._decoded({"content-encoding": long}, b"abc", 1 << 20)
+    assert f"content coding {long[:40]!r}," in str(exc.value)
+
+
+def test_zlib_data_labelled_gzip_is_not_accepted():
+    """Content-Encoding: gzip means the gzip format; a zlib (deflate) stream under that label is a bad answer."""
+    import pytest
+    import zlib
+    from kubectl_gpudoctor.collect import http11
+    with pytest.raises(http11.BadResponse):
+        transport._decoded({"content-encoding": "gzip"}, zlib.compress(b'{"kind":"PodList"}'), 1 << 20)
+
+
+def test_an_odd_sized_answer_exactly_at_the_limit_decodes(monkeypatch):
+    """The decompressor is asked for one byte past the limit and never more: a bomb is never inflated in memory
+    beyond that, and an answer of exactly the limit still decodes whole."""
+    import zlib
+    body = b'{"kind":"Pod","x":"' + b"y" * 980 + b'"}'
+    assert len(body) % 2 == 1
+    asked = []
+    real = zlib.decompressobj
+
+    class Recording:
+        def __init__(self, *args):
+            self._d = real(*args)
+
+        def decompress(self, data, max_length=0):
+            asked.append(max_length)
+            return self._d.decompress(data, max_length)
+
+        def __getattr__(self, attr):
+            return getattr(self._d, attr)
+
+    monkeypatch.setattr(zlib, "decompressobj", Recording)
+    assert transport._decoded({"content-encoding": "gzip"}, gzip.compress(body), len(body)) == body
+    assert asked == [len(body) + 1]
+
+
+class _Sock:
+    def __init__(self):
+        self.timeouts = []
+
+    def settimeout(self, value):
+        self.timeouts.append(value)
+
+    def close(self):
+        pass
+
+
+def test_a_connection_uses_the_requests_time_left_and_a_spare_the_timeout(monkeypatch):
+    """A request's connection gets what is left of its deadline for both handshakes; a spare connection (no
+    request yet) the whole timeout, and its TLS handshake keeps that timeout."""
+    import time
+    seen = []
+
+    def connect(address, timeout=None):
+        seen.append(timeout)
+        return _Sock()
+
+    monkeypatch.setattr(transport.socket, "create_connection", connect)
+    t = transport.Transport(transport.Credentials(server="https://api.example.internal:6443", insecure=True), 30,
+                            env={})
+    monkeypatch.setattr(t.ctx, "wrap_socket", lambda sock, server_hostname=None: sock)
+    spare = t._connect(None)
+    assert seen == [30] and spare.sock.timeouts == []
+    seen.clear()
+    conn = t._connect(time.monotonic() + 5)
+    assert len(seen) == 1 and 0 < seen[0] <= 5
+    assert len(conn.sock.timeouts) == 1 and 0 < conn.sock.timeouts[0] <= seen[0]
