@@ -130,3 +130,32 @@ def test_a_connection_uses_the_requests_time_left_and_a_spare_the_timeout(monkey
     conn = t._connect(time.monotonic() + 5)
     assert len(seen) == 1 and 0 < seen[0] <= 5
     assert len(conn.sock.timeouts) == 1 and 0 < conn.sock.timeouts[0] <= seen[0]
+
+
+def test_the_host_header_names_a_port_only_when_it_is_not_the_schemes_own():
+    def host(server):
+        return dict(transport.Transport(transport.Credentials(server=server, insecure=True), 30, env={}).headers)["Host"]
+    assert host("https://api.example.internal") == "api.example.internal"
+    assert host("https://api.example.internal:6443") == "api.example.internal:6443"
+    assert host("http://api.example.internal") == "api.example.internal"
+    assert host("http://api.example.internal:443") == "api.example.internal:443"
+    assert host("https://[fd00::1]:6443") == "[fd00::1]:6443"
+
+
+def test_a_retry_after_of_seven_digits_is_not_honoured():
+    assert transport._retry_after(429, {"retry-after": "1000000"}) is None
+
+
+def test_an_unreadable_client_certificate_names_openssls_reason(tmp_path):
+    import ssl
+    import pytest
+    cert = tmp_path / "client.crt"
+    cert.write_text("-----BEGIN CERTIFICATE-----\nnot a certificate\n-----END CERTIFICATE-----\n")
+    try:
+        ssl.create_default_context().load_cert_chain(str(cert), str(cert))
+    except ssl.SSLError as exc:
+        reason = exc.reason or str(exc)
+    with pytest.raises(transport.Refused) as refused:
+        transport.tls_context(transport.Credentials(server="https://api.example.internal", cert_file=str(cert),
+                                                    key_file=str(cert)))
+    assert str(refused.value).endswith(f"({reason})"), (str(refused.value), reason)
