@@ -159,3 +159,20 @@ def test_an_unreadable_client_certificate_names_openssls_reason(tmp_path):
         transport.tls_context(transport.Credentials(server="https://api.example.internal", cert_file=str(cert),
                                                     key_file=str(cert)))
     assert str(refused.value).endswith(f"({reason})"), (str(refused.value), reason)
+
+
+def test_a_proxied_server_url_keeps_every_explicit_port():
+    """Through a proxy the request line carries the server's URL: its port is written whatever it is, even 1."""
+    env = {"HTTPS_PROXY": "http://proxy.corp.example:3128"}
+    for server, base in (("https://api.example.internal:1", "https://api.example.internal:1"),
+                         ("https://api.example.internal", "https://api.example.internal:443"),
+                         ("https://api.example.internal:6443/k8s/", "https://api.example.internal:6443/k8s")):
+        t = transport.Transport(transport.Credentials(server=server, insecure=True), 30, env=env)
+        assert t.library is not None and t.library.base == base, (server, t.library.base)
+
+
+def test_a_proxy_from_the_environment_with_a_scheme_kubectl_cannot_use_is_refused_in_one_line():
+    import pytest
+    with pytest.raises(transport.Refused, match='unsupported scheme "ftp"'):
+        transport.Transport(transport.Credentials(server="https://api.example.internal:6443", insecure=True), 30,
+                            env={"HTTPS_PROXY": "ftp://proxy.corp.example:21"})
