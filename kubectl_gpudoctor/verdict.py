@@ -13,7 +13,7 @@ from .exitcodes import Exit
 from .report import Check, Diagnosis, Finding, pod_rows
 from .kube.objects import name, node_ready, spec
 from .rules import RULES
-from .rules.registry import PHASES, Hit, Rule, Unknown
+from .rules.registry import PHASES, SEVERITIES, Hit, Rule, Unknown
 from .kube.autoscaler import scaling_up
 from .kube.timeutil import format_time, human_duration, parse_time
 from .kube.workloads import WORKLOAD_KINDS
@@ -133,9 +133,8 @@ def root_cause(findings: List[Finding]) -> Optional[Finding]:
 
 
 def order_findings(findings: List[Finding], cause: Optional[Finding]) -> List[Finding]:
-    sev = {"critical": 0, "warning": 1, "info": 2}
     rest = sorted((f for f in findings if f is not cause),
-                  key=lambda f: (sev[f.severity], PHASES.index(f.phase), -f.rank, f.order))
+                  key=lambda f: (SEVERITIES.index(f.severity), PHASES.index(f.phase), -f.rank, f.order))
     return ([cause] if cause else []) + rest
 
 
