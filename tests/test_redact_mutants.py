@@ -8,6 +8,7 @@ import pytest
 
 from kubectl_gpudoctor.safety import redact
 from kubectl_gpudoctor.safety.redact import REDACTED, for_bundle, mask, secret_metadata
+from tests.test_inert_codepoints import _leaf, _nested
 
 KEY = "9Xk2mQ7vR4tL8pW3nZ6yB1cF5hJ0dS7gA2eK4uY8oI3w"   # a signing key's shape: 44 base64 characters, mixed
 POD = "sk-proj-llama-inference-7d9f8b6c5-x2x9q"         # a pod whose name has an OpenAI key's prefix
@@ -186,19 +187,6 @@ def test_every_container_list_of_a_nested_template_is_hidden():
                   "ephemeralContainers": [dict(container)]}}}}}]}}
     text = repr(for_bundle(jobset))
     assert "hunter2" not in text and "x1" not in text and text.count(REDACTED) == 6
-
-
-def _nested(depth, leaf):
-    doc = leaf
-    for i in range(depth):
-        doc = {"k": doc} if i % 2 else [doc]
-    return doc
-
-
-def _leaf(doc):
-    while isinstance(doc, (dict, list)):
-        doc = doc["k"] if isinstance(doc, dict) else doc[0]
-    return doc
 
 
 @pytest.mark.parametrize("wrap", ["dict", "list", "mixed"])

@@ -174,8 +174,8 @@ def _in_namespace(obj, ns: Optional[str]):
 
 
 def target_shaped(api: Api, obj: dict, what: str, where: str, ns: Optional[str] = None) -> dict:
-    """The target (read by name, or found by -A in a list) with its malformed fields removed (each remembered for the gap list); an answer without a
-    name is no object at all: the diagnosis cannot name what it diagnoses."""
+    """The target (read by name, or found by -A in a list) with its malformed fields removed (each remembered for
+    the gap list); an answer without a name is no object at all: the diagnosis cannot name what it diagnoses."""
     remember_names(obj)
     obj = _in_namespace(obj, ns)
     found = shapes.problems(obj, None, walk=True)

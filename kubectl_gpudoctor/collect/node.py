@@ -7,8 +7,9 @@ from typing import List, Optional
 from ..gpu import stack as gpustack, nodeview
 from ..kube import podstate, storage
 from ..data import gpu_resources as gr
-from ..evidence import Evidence, Gap
+from ..evidence import Evidence
 from ..kube.objects import controller_of, name, namespace, spec
+from ..record import replace
 from .api import Request, quote
 
 LOG_LIMIT_BYTES = 256 * 1024
@@ -169,18 +170,11 @@ def second_round(ev: Evidence) -> List[Request]:
         if resp.reason != "ok" and not had_gap and gap is not None and gap.detail == resp.message:
             ev.gaps.pop("pods/log")
 
-    def sibling_gap(resp):
-        # the corroboration was not checked: a gap of its own, never one of the pod's own logs
-        gap = ev.gaps.get("pods/log")
-        forgive(resp)
-        if resp.reason != "ok" and gap is not None and gap.detail == resp.message:
-            ev.gaps.setdefault(SIBLING_LOGS_GAP, Gap("pods/log", gap.reason, "the logs of other GPU pods on node "
-                                                     f"{spec(pod).get('nodeName')}: {resp.message}", gap.verb))
     for r in reqs:
         r.then = forgive
-    for r in sibs:
-        r.then = sibling_gap
-    return reqs + sibs
+    # the corroboration was not checked: a gap of its own, never one of the pod's own logs
+    about = f"the logs of other GPU pods on node {spec(pod).get('nodeName')}"
+    return reqs + [replace(r, gap_key=SIBLING_LOGS_GAP, about=about) for r in sibs]
 
 
 def sibling_log_requests(ev: Evidence) -> List[Request]:
