@@ -7,6 +7,7 @@ import re
 from typing import TYPE_CHECKING, List, Optional, Tuple
 
 from ..record import field, record
+from . import kserve
 from .objects import annotations, controller_of, labels, meta, name, spec
 
 if TYPE_CHECKING:
@@ -350,7 +351,7 @@ def _pod_path(top: Link, pod: dict) -> Optional[str]:
     if kind == "CronJob":
         return "spec.jobTemplate.spec.template.spec"
     if kind == "InferenceService":
-        return _kserve_section(top, pod)
+        return kserve.section(top, pod)
     if kind in ("RayCluster", "RayService", "RayJob"):
         prefix = {"RayService": "spec.rayClusterConfig", "RayJob": "spec.rayClusterSpec"}.get(kind, "spec")
         if lab.get("ray.io/node-type") == "head":
@@ -388,13 +389,13 @@ def _pod_path(top: Link, pod: dict) -> Optional[str]:
 def _container_path(top: Link, pod: dict, container: str) -> Optional[str]:
     kind = top.kind
     if kind == "InferenceService":
-        comp, section = _kserve_component(labels(pod)), _kserve_section(top, pod)
-        if _v1alpha2(top) and container == "kserve-container":   # one container per component, under its key
-            keys = _dig(top.obj, section)
-            key = next((k for k in _V1ALPHA2_MODEL_KEYS if k in keys), None)
+        comp, section = kserve.component(labels(pod)), kserve.section(top, pod)
+        if kserve.is_v1alpha2(top) and container == "kserve-container":   # one container per component, under its key
+            keys = kserve.dig(top.obj, section)
+            key = next((k for k in kserve.V1ALPHA2_MODEL_KEYS if k in keys), None)
             return f"{section}.{key}" if key else None
         if comp == "predictor" and container == "kserve-container":
-            return f"spec.predictor.{_kserve_model_key(top.obj)}"
+            return f"spec.predictor.{kserve.model_key(top.obj)}"
         return f"{section}.containers[name={container}]"
     if kind == "Workflow":
         template = argo_template(pod)
@@ -413,53 +414,6 @@ def _container_path(top: Link, pod: dict, container: str) -> Optional[str]:
         return None
     init = any(c.get("name") == container for c in spec(pod).get("initContainers") or [])
     return f"{base}.{'initContainers' if init else 'containers'}[name={container}]"
-
-
-def _kserve_component(lab: dict) -> str:
-    comp = lab.get("component") or lab.get("serving.kserve.io/component") or "predictor"
-    return comp if comp in ("predictor", "transformer", "explainer") else "predictor"
-
-
-# The predictor's model keys of serving.kserve.io/v1beta1 (kserve/kserve pkg/apis/serving/v1beta1/predictor.go):
-# the new `model` with a modelFormat, or one of the older per-framework keys.
-_KSERVE_MODEL_KEYS = ("model", "sklearn", "xgboost", "tensorflow", "pytorch", "triton", "onnx", "huggingface",
-                      "pmml", "lightgbm", "paddle")
-
-
-def _kserve_model_key(isvc: Optional[dict]) -> str:
-    predictor = spec(isvc).get("predictor") or {}
-    return next((k for k in _KSERVE_MODEL_KEYS if k in predictor), "model")
-
-
-# KFServing's serving.kubeflow.org/v1alpha2 (kubeflow/kfserving pkg/apis/serving/v1alpha2): spec.default and
-# spec.canary are EndpointSpecs, each with its predictor/transformer/explainer; a predictor's framework keys (tensorrt
-# before v0.4 renamed it triton) hold storageUri, and serviceAccountName sits inline on the component. KFServing labels
-# the pods `endpoint: default|canary` (constants.KServiceEndpointLabel).
-_V1ALPHA2_MODEL_KEYS = ("tensorflow", "triton", "tensorrt", "onnx", "pytorch", "sklearn", "xgboost", "custom")
-
-
-def _v1alpha2(link: Link) -> bool:
-    return link.group == "serving.kubeflow.org" and (link.api_version.endswith("/v1alpha2") or "default" in spec(
-        link.obj) and "predictor" not in spec(link.obj))
-
-
-def _kserve_section(link: Link, pod: dict) -> str:
-    """The component's path: `spec.predictor`, or v1alpha2's `spec.default.predictor` (`spec.canary…`)."""
-    comp = _kserve_component(labels(pod))
-    if _v1alpha2(link):
-        endpoint = labels(pod).get("endpoint")
-        return f"spec.{endpoint if endpoint in ('default', 'canary') else 'default'}.{comp}"
-    return f"spec.{comp}"
-
-
-def _map(value) -> dict:
-    return value if isinstance(value, dict) else {}
-
-
-def _dig(obj: Optional[dict], path: str) -> dict:
-    for key in path.split("."):
-        obj = _map((obj or {}).get(key))
-    return obj or {}
 
 
 def _replica_type(job: Optional[dict], kind: str, pod: dict) -> Optional[str]:

@@ -6,8 +6,8 @@ from typing import List, Optional, Tuple
 
 from ..record import field, record
 from .objects import annotations, labels, spec
-from .owners import _V1ALPHA2_MODEL_KEYS, Link, _dig, _kserve_component, _kserve_model_key, _kserve_section, _map, \
-    _v1alpha2
+from . import kserve
+from .owners import Link
 
 
 @record
@@ -49,13 +49,13 @@ def storage_init(pod: dict, chain: List[Link]) -> Optional[StorageInit]:
     isvc = next((ln for ln in chain if ln.kind == "InferenceService" and ln.group in ks.GROUPS), None)
     if init is None or isvc is None:
         return None
-    comp, where = _kserve_component(labels(pod)), _kserve_section(isvc, pod)
-    section = _dig(isvc.obj, where)   # a custom resource: no schema checked its shape
-    if _v1alpha2(isvc):
-        key = next((k for k in _V1ALPHA2_MODEL_KEYS if k in section), None)
+    comp, where = kserve.component(labels(pod)), kserve.section(isvc, pod)
+    section = kserve.dig(isvc.obj, where)   # a custom resource: no schema checked its shape
+    if kserve.is_v1alpha2(isvc):
+        key = next((k for k in kserve.V1ALPHA2_MODEL_KEYS if k in section), None)
     else:
-        key = _kserve_model_key(isvc.obj) if comp == "predictor" else None
-    model = _map(section.get(key)) if key else {}
+        key = kserve.model_key(isvc.obj) if comp == "predictor" else None
+    model = kserve.as_map(section.get(key)) if key else {}
     ann = annotations(pod)
     uri = (_text(model.get("storageUri")) or next((ann[a] for a in ks.SOURCE_ANNOTATIONS if ann.get(a)), None)
            or _text(next(iter(init.get("args") or []), "")) or "")
